@@ -1,0 +1,160 @@
+// pybind11 module: turns numpy arrays into pointers (never copies), releases the GIL while the C++
+// core works, and turns results into numpy arrays. Validation with friendly messages lives in
+// Python; the checks here are the last guard that keeps every read in bounds.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hailo_decode/decoder.hpp"
+#include "hailo_decode/pack.hpp"
+
+namespace py = pybind11;
+using namespace hailo_decode;
+
+namespace {
+
+char dtype_kind(DType t) { return t == DType::F32 ? 'f' : 'u'; }
+
+// Pointer and element count of an array, after checking it can be read in place as `spec` says.
+const void* checked_buffer(const py::array& a, const TensorSpec& spec, size_t& elements) {
+    const py::dtype dt = a.dtype();
+    if (dt.kind() != dtype_kind(spec.dtype) || size_t(dt.itemsize()) != dtype_size(spec.dtype))
+        throw py::type_error("output '" + spec.name + "': dtype " + std::string(py::str(dt)) + " does not match the declared one");
+    if (!(a.flags() & py::array::c_style))
+        throw py::value_error("output '" + spec.name + "': array is not C-contiguous");
+    elements = size_t(a.size());
+    return a.data();
+}
+
+// A Decoder that one Python thread at a time may use. The mutex is only ever waited on with the
+// GIL released, so a thread holding it can always take the GIL back.
+class PyDecoder {
+public:
+    explicit PyDecoder(Config cfg) : dec_(std::move(cfg)) {}
+
+    py::list decode(const std::vector<py::array>& arrays, size_t n_frames) {
+        const auto& outs = dec_.config().outputs;
+        if (arrays.size() != outs.size())
+            throw py::value_error("expected " + std::to_string(outs.size()) + " arrays, got " + std::to_string(arrays.size()));
+        std::vector<const void*> ptrs(arrays.size());
+        std::vector<size_t> elements(arrays.size());
+        for (size_t i = 0; i < arrays.size(); ++i) ptrs[i] = checked_buffer(arrays[i], outs[i], elements[i]);
+
+        std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+        {
+            py::gil_scoped_release release;
+            lock.lock();
+            dec_.decode(ptrs.data(), elements.data(), n_frames);
+        }
+        py::list frames;
+        for (size_t f = 0; f < n_frames; ++f) {
+            auto [dets, n] = dec_.frame(f);
+            py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
+            py::array_t<float> scores{py::ssize_t(n)};
+            py::array_t<int32_t> classes{py::ssize_t(n)};
+            auto b = boxes.mutable_unchecked<2>();
+            auto s = scores.mutable_unchecked<1>();
+            auto c = classes.mutable_unchecked<1>();
+            for (size_t i = 0; i < n; ++i) {
+                for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
+                s(py::ssize_t(i)) = dets[i].score;
+                c(py::ssize_t(i)) = dets[i].class_id;
+            }
+            frames.append(py::make_tuple(boxes, scores, classes));
+        }
+        return frames;
+    }
+
+    const Config& config() const { return dec_.config(); }
+
+private:
+    Decoder dec_;
+    std::mutex mutex_;
+};
+
+void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
+          py::array_t<int32_t, py::array::c_style> class_ids, size_t num_classes, size_t max_per_class, py::array out) {
+    const size_t n = size_t(scores.size());
+    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != n || size_t(class_ids.size()) != n)
+        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
+    if (!(out.dtype().kind() == 'f' && out.dtype().itemsize() == 4) || !(out.flags() & py::array::c_style) ||
+        !out.writeable())
+        throw py::type_error("out must be a writeable, C-contiguous float32 array");
+    float* dst = static_cast<float*>(out.mutable_data());
+    const size_t out_n = size_t(out.size());
+    const float* pb = boxes.data();
+    const float* ps = scores.data();
+    const int32_t* pc = class_ids.data();
+    py::gil_scoped_release release;
+    pack_hailo_nms_by_class(pb, ps, pc, n, num_classes, max_per_class, dst, out_n);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "hailo-decode C++ core";
+
+    py::enum_<DType>(m, "DType").value("U8", DType::U8).value("U16", DType::U16).value("F32", DType::F32);
+    py::enum_<Order>(m, "Order")
+        .value("NHWC", Order::NHWC).value("NHCW", Order::NHCW).value("F8CR", Order::F8CR).value("NCHW", Order::NCHW);
+
+    py::class_<TensorSpec>(m, "TensorSpec")
+        .def(py::init<>())
+        .def_readwrite("name", &TensorSpec::name)
+        .def_readwrite("dtype", &TensorSpec::dtype)
+        .def_readwrite("order", &TensorSpec::order)
+        .def_readwrite("height", &TensorSpec::height)
+        .def_readwrite("width", &TensorSpec::width)
+        .def_readwrite("channels", &TensorSpec::channels)
+        .def_readwrite("padded_height", &TensorSpec::padded_height)
+        .def_readwrite("padded_width", &TensorSpec::padded_width)
+        .def_readwrite("padded_channels", &TensorSpec::padded_channels)
+        .def_readwrite("frame_stride", &TensorSpec::frame_stride)
+        .def_readwrite("zp", &TensorSpec::zp)
+        .def_readwrite("scale", &TensorSpec::scale);
+
+    py::class_<HeadSpec>(m, "HeadSpec")
+        .def(py::init<>())
+        .def_readwrite("box_output", &HeadSpec::box_output)
+        .def_readwrite("cls_output", &HeadSpec::cls_output)
+        .def_readwrite("stride", &HeadSpec::stride);
+
+    py::class_<Settings>(m, "Settings")
+        .def(py::init<>())
+        .def_readwrite("sigmoid", &Settings::sigmoid)
+        .def_readwrite("score_threshold", &Settings::score_threshold)
+        .def_readwrite("score_inclusive", &Settings::score_inclusive)
+        .def_readwrite("iou_threshold", &Settings::iou_threshold)
+        .def_readwrite("iou_inclusive", &Settings::iou_inclusive)
+        .def_readwrite("multi_label", &Settings::multi_label)
+        .def_readwrite("agnostic", &Settings::agnostic)
+        .def_readwrite("max_per_class", &Settings::max_per_class)
+        .def_readwrite("max_total", &Settings::max_total)
+        .def_readwrite("max_candidates", &Settings::max_candidates)
+        .def_readwrite("hailort_sort", &Settings::hailort_sort)
+        .def_readwrite("normalized", &Settings::normalized)
+        .def_readwrite("yxyx", &Settings::yxyx)
+        .def_readwrite("image_height", &Settings::image_height)
+        .def_readwrite("image_width", &Settings::image_width);
+
+    py::class_<Config>(m, "Config")
+        .def(py::init<>())
+        .def_readwrite("outputs", &Config::outputs)
+        .def_readwrite("heads", &Config::heads)
+        .def_readwrite("num_classes", &Config::num_classes)
+        .def_readwrite("bins", &Config::bins)
+        .def_readwrite("settings", &Config::settings);
+
+    py::class_<PyDecoder>(m, "Decoder")
+        .def(py::init<Config>(), py::arg("config"))
+        .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
+             "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
+
+    m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
+          py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
+    m.def("hailo_nms_by_class_floats", &hailo_nms_by_class_floats, py::arg("num_classes"), py::arg("max_per_class"));
+}

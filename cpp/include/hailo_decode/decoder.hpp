@@ -1,0 +1,44 @@
+// The decoder: raw YOLOv8-style head tensors in, kept detections out.
+//
+//   hailo_decode::Decoder dec(config);            // validates once, precomputes thresholds
+//   dec.decode(tensors, elements, n_frames);      // no allocation once warmed up
+//   auto [first, count] = dec.frame(0);           // detections of frame 0, best score first
+//
+// One Decoder owns its workspace: use one per thread (or guard it), never share a call.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "hailo_decode/types.hpp"
+
+namespace hailo_decode {
+
+class Decoder {
+public:
+    // Throws std::invalid_argument naming the output and the bad value.
+    explicit Decoder(Config config);
+    ~Decoder();
+    Decoder(const Decoder&) = delete;
+    Decoder& operator=(const Decoder&) = delete;
+
+    const Config& config() const;
+
+    // tensors[i] points at frame 0 of config().outputs[i]; buffer_elements[i] is how many
+    // elements that buffer holds (checked against n_frames before anything is read).
+    void decode(const void* const* tensors, const size_t* buffer_elements, size_t n_frames);
+
+    // Detections of one frame from the last decode(), score-descending.
+    std::pair<const Detection*, size_t> frame(size_t index) const;
+    size_t frame_count() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Minimal elements a buffer must hold for n frames of this tensor.
+size_t required_elements(const TensorSpec& spec, size_t n_frames);
+
+}  // namespace hailo_decode

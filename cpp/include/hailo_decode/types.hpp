@@ -1,0 +1,75 @@
+// Plain data types shared by every stage of the decoder: what a tensor looks like in memory,
+// how the heads pair tensors, the NMS settings, and what a detection is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hailo_decode {
+
+enum class DType : uint8_t { U8 = 0, U16 = 1, F32 = 2 };
+
+inline size_t dtype_size(DType t) { return t == DType::U8 ? 1 : t == DType::U16 ? 2 : 4; }
+
+// How element (h, w, c) is addressed inside one frame. FCR has NHWC's addressing (HailoRT copies
+// it with the same routine), so it is NHWC here. A dense host buffer is NHWC with padded == logical.
+enum class Order : uint8_t {
+    NHWC = 0,  // h*Wp*Cp + w*Cp + c
+    NHCW = 1,  // h*Wp*Cp + c*Wp + w            (raw device buffers)
+    F8CR = 2,  // h*Wp*Cp + (c - c%8)*Wp + w*8 + c%8  (raw device buffers, Cp % 8 == 0)
+    NCHW = 3,  // c*Hp*Wp + h*Wp + w            (host, only when asked for)
+};
+
+struct TensorSpec {
+    std::string name;
+    DType dtype = DType::U8;
+    Order order = Order::NHWC;
+    int height = 0, width = 0, channels = 0;                      // logical shape
+    int padded_height = 0, padded_width = 0, padded_channels = 0;  // memory shape
+    size_t frame_stride = 0;  // elements from one frame to the next in a batch
+    // Quantization: one value (per tensor) or `channels` values (per channel). Unused for F32.
+    std::vector<float> zp{0.0f};
+    std::vector<float> scale{1.0f};
+};
+
+struct HeadSpec {
+    int box_output = -1;  // index into Config::outputs
+    int cls_output = -1;
+    int stride = 0;
+};
+
+struct Settings {
+    bool sigmoid = false;                  // apply sigmoid to class values (raw logits)
+    std::vector<float> score_threshold{0.2f};  // one value, or one per class
+    bool score_inclusive = true;           // score >= th (HailoRT) or score > th (Ultralytics)
+    float iou_threshold = 0.7f;
+    bool iou_inclusive = true;             // suppress on IoU >= th (HailoRT) or > th (Ultralytics)
+    bool multi_label = true;               // every passing class of a cell, or its best class only
+    bool agnostic = false;                 // suppression across classes
+    int64_t max_per_class = -1;            // -1: no cap. Applied after NMS.
+    int64_t max_total = -1;                // -1: no cap. Applied after the per-class cap.
+    int64_t max_candidates = -1;           // -1: no cap. Highest-scoring candidates kept before NMS.
+    bool hailort_sort = true;              // std::sort as HailoRT does (ties unstable) or stable
+    bool normalized = true;                // coordinates divided by the input size
+    bool yxyx = true;                      // [ymin, xmin, ymax, xmax] or [x1, y1, x2, y2]
+    int image_height = 0, image_width = 0;
+};
+
+struct Config {
+    std::vector<TensorSpec> outputs;
+    std::vector<HeadSpec> heads;  // candidate order follows this order
+    int num_classes = 0;
+    int bins = 16;                // DFL bins per side; 1 = distances given directly
+    Settings settings;
+};
+
+// One kept detection. `box` is in the output coordinates chosen by Settings (order, normalization).
+struct Detection {
+    float box[4];
+    float score;
+    int32_t class_id;
+};
+
+}  // namespace hailo_decode

@@ -1,0 +1,66 @@
+#include "dfl.hpp"
+
+#include <cmath>
+
+namespace hailo_decode {
+namespace detail {
+namespace {
+
+template <typename T>
+void load_cell(const TensorView& v, const T* frame, int row, int col, float* values) {
+    const T* cell = frame + v.cell(row, col);
+    for (int c = 0; c < v.channels; ++c) {
+        const float x = float(cell[v.channel_offset[size_t(c)]]);
+        values[c] = v.dtype == DType::F32 ? x : dequantize(x, v.zp[size_t(c)], v.scale[size_t(c)]);
+    }
+}
+
+// Softmax then expectation, in HailoRT's order (normalize, then sum(i * p_i)). The maximum is
+// subtracted before exp: mathematically the same softmax, and no overflow for large logits.
+float expectation(const float* x, int bins, float* e) {
+    float m = x[0];
+    for (int i = 1; i < bins; ++i) m = x[i] > m ? x[i] : m;
+    float sum = 0.0f;
+    for (int i = 0; i < bins; ++i) {
+        e[i] = std::exp(x[i] - m);
+        sum += e[i];
+    }
+    float d = 0.0f;
+    for (int i = 0; i < bins; ++i) d += float(i) * (e[i] / sum);
+    return d;
+}
+
+}  // namespace
+
+void dfl_distances(const TensorView& v, const void* frame, int row, int col, int bins, float* scratch,
+                   float d[4]) {
+    switch (v.dtype) {
+        case DType::U8: load_cell(v, static_cast<const uint8_t*>(frame), row, col, scratch); break;
+        case DType::U16: load_cell(v, static_cast<const uint16_t*>(frame), row, col, scratch); break;
+        case DType::F32: load_cell(v, static_cast<const float*>(frame), row, col, scratch); break;
+    }
+    for (int side = 0; side < 4; ++side)
+        d[side] = bins == 1 ? scratch[side] : expectation(scratch + side * bins, bins, scratch + 4 * bins);
+}
+
+void make_box(const float d[4], int row, int col, int stride, const Settings& s, float out[4]) {
+    // Same operations, in the same order, as HailoRT's YOLOV8PostProcessOp::decode; dividing by
+    // 1 (pixels) is exact.
+    const float w = s.normalized ? float(s.image_width) : 1.0f;
+    const float h = s.normalized ? float(s.image_height) : 1.0f;
+    const float st = float(stride);
+    const float xc = (float(col) + 0.5f) * st / w;
+    const float yc = (float(row) + 0.5f) * st / h;
+    const float x_min = xc - (d[0] * st / w);
+    const float y_min = yc - (d[1] * st / h);
+    const float x_max = xc + (d[2] * st / w);
+    const float y_max = yc + (d[3] * st / h);
+    if (s.yxyx) {
+        out[0] = y_min; out[1] = x_min; out[2] = y_max; out[3] = x_max;
+    } else {
+        out[0] = x_min; out[1] = y_min; out[2] = x_max; out[3] = y_max;
+    }
+}
+
+}  // namespace detail
+}  // namespace hailo_decode

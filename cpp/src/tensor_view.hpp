@@ -1,0 +1,40 @@
+// Element addressing and dequantization for one output tensor, whatever its order and padding.
+// Every order reduces to   offset(h, w, c) = h*row_stride + w*col_stride + channel_offset[c],
+// so the kernels need no per-order code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hailo_decode/types.hpp"
+
+namespace hailo_decode {
+namespace detail {
+
+struct TensorView {
+    const TensorSpec* spec = nullptr;
+    DType dtype = DType::U8;
+    int height = 0, width = 0, channels = 0;
+    size_t row_stride = 0, col_stride = 0;
+    std::vector<size_t> channel_offset;  // per logical channel
+    std::vector<float> zp, scale;        // expanded to one per channel
+    size_t frame_elements = 0;           // largest offset read + 1
+    size_t frame_stride = 0;
+
+    size_t cell(int row, int col) const { return size_t(row) * row_stride + size_t(col) * col_stride; }
+};
+
+// Validates the spec (throws std::invalid_argument naming the output) and derives the addressing.
+TensorView make_tensor_view(const TensorSpec& spec);
+
+template <typename T>
+inline const T* frame_ptr(const void* base, const TensorView& v, size_t frame) {
+    return static_cast<const T*>(base) + frame * v.frame_stride;
+}
+
+// HailoRT's dequantize_output: (float(q) - zp) * scale, in float32.
+inline float dequantize(float q, float zp, float scale) { return (q - zp) * scale; }
+
+}  // namespace detail
+}  // namespace hailo_decode

@@ -1,0 +1,20 @@
+"""hailo-decode: raw YOLOv8/YOLO11 head tensors from Hailo accelerators -> detections, exactly as
+HailoRT's own post-process (or Ultralytics) would give them, in a C++ core."""
+
+from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
+from .decoder import Decoder
+from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BOX_FORMATS",
+    "SEMANTICS",
+    "Decoder",
+    "DecoderConfig",
+    "Detections",
+    "Head",
+    "OutputInfo",
+    "decode_hailo_nms",
+    "hailo_nms_buffer_size",
+]

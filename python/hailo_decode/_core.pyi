@@ -1,0 +1,70 @@
+# Type stubs of the C++ extension module (cpp/bindings/module.cpp).
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+class DType:
+    U8: DType
+    U16: DType
+    F32: DType
+
+class Order:
+    NHWC: Order
+    NHCW: Order
+    F8CR: Order
+    NCHW: Order
+
+class TensorSpec:
+    name: str
+    dtype: DType
+    order: Order
+    height: int
+    width: int
+    channels: int
+    padded_height: int
+    padded_width: int
+    padded_channels: int
+    frame_stride: int
+    zp: List[float]
+    scale: List[float]
+    def __init__(self) -> None: ...
+
+class HeadSpec:
+    box_output: int
+    cls_output: int
+    stride: int
+    def __init__(self) -> None: ...
+
+class Settings:
+    sigmoid: bool
+    score_threshold: List[float]
+    score_inclusive: bool
+    iou_threshold: float
+    iou_inclusive: bool
+    multi_label: bool
+    agnostic: bool
+    max_per_class: int
+    max_total: int
+    max_candidates: int
+    hailort_sort: bool
+    normalized: bool
+    yxyx: bool
+    image_height: int
+    image_width: int
+    def __init__(self) -> None: ...
+
+class Config:
+    outputs: List[TensorSpec]
+    heads: List[HeadSpec]
+    num_classes: int
+    bins: int
+    settings: Settings
+    def __init__(self) -> None: ...
+
+class Decoder:
+    def __init__(self, config: Config) -> None: ...
+    def decode(self, arrays: Sequence[np.ndarray], n_frames: int) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]: ...
+
+def pack_hailo_nms_by_class(boxes_yxyx: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
+                            num_classes: int, max_per_class: int, out: np.ndarray) -> None: ...
+def hailo_nms_by_class_floats(num_classes: int, max_per_class: int) -> int: ...

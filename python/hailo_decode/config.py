@@ -1,0 +1,437 @@
+"""What the decoder needs to know: each output's layout and quantization, how outputs pair into
+heads, and the decoding settings (thresholds, NMS rules, box format), with two presets."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__all__ = ["OutputInfo", "Head", "DecoderConfig", "SEMANTICS", "BOX_FORMATS"]
+
+_DTYPES = ("uint8", "uint16", "float32")
+_HOST_ORDERS = ("NHWC", "FCR", "F8CR", "NCHW")
+_DEVICE_ORDERS = ("NHWC", "FCR", "F8CR", "NHCW")
+BOX_FORMATS = ("yxyx_normalized", "xyxy_normalized", "yxyx_pixels", "xyxy_pixels")
+# YOLOv8/YOLO11 detect from P3: the finest grid has stride 8 when nothing else says otherwise.
+_DEFAULT_FINEST_STRIDE = 8
+
+
+def _as_quant(value: Any, what: str, name: str) -> Union[float, Tuple[float, ...]]:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim == 0:
+        return float(arr)
+    if arr.ndim == 1 and arr.size >= 1:
+        return tuple(float(v) for v in arr)
+    raise ValueError(f"output {name!r}: {what} must be a number or a 1-D sequence, got shape {arr.shape}")
+
+
+@dataclass(frozen=True)
+class OutputInfo:
+    """One output tensor as the host receives it.
+
+    shape: logical (H, W, C). dtype: "uint8", "uint16" or "float32" (already dequantized).
+    order: the format order HailoRT reports. Host buffers (vstreams, InferModel) are dense
+    channel-last for NHWC, FCR and F8CR alike; "NCHW" only when asked for.
+    device=True: a raw device buffer (C++ raw streams, HAILO_DISABLE_PP) in `order`
+    (NHWC/FCR, NHCW or F8CR) with `padded_shape` (Hp, Wp, Cp) from the stream info.
+    zp, scale: quantization, one value per tensor or one per channel (per-feature HEFs).
+    """
+
+    name: str
+    shape: Tuple[int, int, int]
+    dtype: str = "uint8"
+    order: str = "NHWC"
+    zp: Union[float, Tuple[float, ...]] = 0.0
+    scale: Union[float, Tuple[float, ...]] = 1.0
+    padded_shape: Optional[Tuple[int, int, int]] = None
+    device: bool = False
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"output name must be a non-empty string, got {name!r}")
+        try:
+            shape = tuple(int(v) for v in self.shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"output {name!r}: shape must be (H, W, C) integers, got {self.shape!r}") from None
+        if len(shape) != 3 or min(shape) <= 0:
+            raise ValueError(f"output {name!r}: shape must be (H, W, C) with positive sizes, got {self.shape!r}")
+        try:
+            dtype = np.dtype(self.dtype).name
+        except TypeError:
+            raise TypeError(f"output {name!r}: dtype must be one of {_DTYPES}, got {self.dtype!r}") from None
+        if dtype not in _DTYPES:
+            raise TypeError(f"output {name!r}: dtype must be one of {_DTYPES}, got {dtype!r}")
+        order = str(self.order).upper().replace("HAILO_FORMAT_ORDER_", "").replace("FORMATORDER.", "")
+        allowed = _DEVICE_ORDERS if self.device else _HOST_ORDERS
+        if order not in allowed:
+            hint = " (NHCW exists only as a raw device buffer: pass device=True with padded_shape)" if order == "NHCW" else ""
+            where = "device" if self.device else "host"
+            raise ValueError(f"output {name!r}: {where} order must be one of {allowed}, got {self.order!r}{hint}")
+        padded = shape if self.padded_shape is None else tuple(int(v) for v in self.padded_shape)
+        if len(padded) != 3 or any(p < s for p, s in zip(padded, shape)):
+            raise ValueError(f"output {name!r}: padded_shape must be (Hp, Wp, Cp) >= shape {shape}, got {self.padded_shape!r}")
+        if not self.device and padded != shape:
+            raise ValueError(f"output {name!r}: host buffers are dense; padded_shape {padded} != shape {shape} "
+                             f"needs device=True")
+        if self.device and order == "F8CR" and padded[2] % 8:
+            raise ValueError(f"output {name!r}: F8CR needs padded channels that are a multiple of 8, got {padded[2]}")
+        zp = _as_quant(self.zp, "zp", name)
+        scale = _as_quant(self.scale, "scale", name)
+        for what, q in (("zp", zp), ("scale", scale)):
+            values = q if isinstance(q, tuple) else (q,)
+            if len(values) not in (1, shape[2]):
+                raise ValueError(f"output {name!r}: {what} must have 1 or {shape[2]} values (one per channel), got {len(values)}")
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"output {name!r}: {what} must be finite, got {q}")
+            if what == "scale" and not all(v > 0 for v in values):
+                raise ValueError(f"output {name!r}: scale must be > 0, got {q}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "padded_shape", padded)
+        object.__setattr__(self, "zp", zp)
+        object.__setattr__(self, "scale", scale)
+
+    @property
+    def channels(self) -> int:
+        return self.shape[2]
+
+    @property
+    def frame_elements(self) -> int:
+        """Elements from one frame to the next: dense for host buffers; for raw device buffers the
+        padded frame rounded up to a multiple of 8 bytes, as HailoRT sizes it."""
+        h, w, c = self.padded_shape
+        n = h * w * c
+        if self.device:
+            item = np.dtype(self.dtype).itemsize
+            n = -(-n * item // 8) * 8 // item
+        return n
+
+    @property
+    def frame_shapes(self) -> Tuple[Tuple[int, ...], ...]:
+        """Shapes a single frame may arrive in (a batch adds a leading axis)."""
+        h, w, c = self.shape
+        if self.device:
+            hp, wp, cp = self.padded_shape
+            dense = hp * wp * cp
+            shapes = {(self.frame_elements,), (dense,)}
+            shapes.add((hp, cp, wp) if self.order == "NHCW" else (hp, wp, cp))
+            return tuple(sorted(shapes, key=len))
+        return ((c, h, w),) if self.order == "NCHW" else ((h, w, c),)
+
+
+@dataclass(frozen=True)
+class Head:
+    """One detection scale: the box tensor (4 x bins channels), the class tensor, and its stride
+    (None: derived from the input size)."""
+
+    box: str
+    cls: str
+    stride: Optional[int] = None
+
+
+# Settings every preset fills; any of them can be given explicitly instead.
+SEMANTICS: Dict[str, Dict[str, Any]] = {
+    # What HailoRT's own YOLOv8 post-process does (DFC nms_postprocess, engine=cpu).
+    "hailort": dict(
+        class_activation="none", score_threshold=0.2, score_test=">=", iou_threshold=0.7, iou_test=">=",
+        multi_label=True, agnostic=False, max_per_class=100, max_total=None, max_candidates=None,
+        tie_break="hailort", box_format="yxyx_normalized",
+    ),
+    # What Ultralytics' predict does on the same head (utils/nms.py).
+    "ultralytics": dict(
+        class_activation="sigmoid", score_threshold=0.25, score_test=">", iou_threshold=0.7, iou_test=">",
+        multi_label=False, agnostic=False, max_per_class=None, max_total=300, max_candidates=30000,
+        tie_break="stable", box_format="xyxy_pixels",
+    ),
+}
+_SETTINGS = tuple(SEMANTICS["hailort"])
+
+
+def _opt_int(value: Any, what: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{what} must be None or an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {tuple(allowed)}, got {value!r}")
+    return value
+
+
+class DecoderConfig:
+    """Everything a Decoder needs. Build it by hand, from the DFC NMS JSON (`from_nms_json`), or
+    let it pair heads from the output shapes.
+
+    DecoderConfig(outputs, heads=None, *, image_size=None, semantics="hailort", classes=None,
+                  bins=None, **settings)
+
+    settings (a preset fills what is not given): class_activation ("none" | "sigmoid"),
+    score_threshold (float, or one per class), score_test (">=" | ">"), iou_threshold,
+    iou_test (">=" | ">"), multi_label, agnostic, max_per_class, max_total, max_candidates,
+    tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS).
+    classes: an allow-list of class ids (others never detected).
+    """
+
+    def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
+                 image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
+                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, **settings: Any) -> None:
+        self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
+        if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
+            raise TypeError("outputs must be a non-empty sequence of OutputInfo")
+        names = [o.name for o in self.outputs]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"output names must be unique, repeated: {sorted(dup)}")
+        unknown = set(settings) - set(_SETTINGS)
+        if unknown:
+            raise TypeError(f"unknown setting(s) {sorted(unknown)}; settings are {list(_SETTINGS)}")
+        self.semantics = _choice(semantics, tuple(SEMANTICS), "semantics")
+        resolved = dict(SEMANTICS[semantics])
+        resolved.update(settings)
+        self._explicit = dict(settings)
+
+        by_name = {o.name: o for o in self.outputs}
+        if heads is None:
+            pairs = _pair_by_shape(self.outputs, bins)
+        else:
+            pairs = []
+            for h in heads:
+                if not isinstance(h, Head):
+                    raise TypeError(f"heads must be Head objects, got {h!r}")
+                for role, n in (("box", h.box), ("cls", h.cls)):
+                    if n not in by_name:
+                        raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
+                pairs.append(h)
+            if not pairs:
+                raise ValueError("heads must not be empty")
+        used = [n for h in pairs for n in (h.box, h.cls)]
+        if len(set(used)) != len(used):
+            raise ValueError(f"an output is used by more than one head: {used}")
+        unused = [n for n in names if n not in used]
+        if unused:
+            raise ValueError(f"outputs {unused} belong to no head; remove them or add heads")
+
+        box_channels = {by_name[h.box].channels for h in pairs}
+        cls_channels = {by_name[h.cls].channels for h in pairs}
+        if len(box_channels) != 1 or len(cls_channels) != 1:
+            raise ValueError(f"all heads must share box channels and class count; got box channels "
+                             f"{sorted(box_channels)}, class channels {sorted(cls_channels)}")
+        (bc,), (cc,) = box_channels, cls_channels
+        if bc % 4:
+            raise ValueError(f"box output {pairs[0].box!r} has {bc} channels, not 4 x bins")
+        self.bins = bc // 4
+        if bins is not None and bins != self.bins:
+            raise ValueError(f"bins={bins} but box outputs have {bc} channels (= 4 x {self.bins})")
+        self.num_classes = cc
+        for h in pairs:
+            b, c = by_name[h.box], by_name[h.cls]
+            if b.shape[:2] != c.shape[:2]:
+                raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
+            if b.dtype != c.dtype:
+                pass  # allowed: each tensor is read with its own dtype
+        self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
+
+        s = resolved
+        self.class_activation = _choice(s["class_activation"], ("none", "sigmoid"), "class_activation")
+        self.score_test = _choice(s["score_test"], (">=", ">"), "score_test")
+        self.iou_test = _choice(s["iou_test"], (">=", ">"), "iou_test")
+        self.tie_break = _choice(s["tie_break"], ("hailort", "stable"), "tie_break")
+        self.box_format = _choice(s["box_format"], BOX_FORMATS, "box_format")
+        self.multi_label = bool(s["multi_label"])
+        self.agnostic = bool(s["agnostic"])
+        self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
+        self.max_total = _opt_int(s["max_total"], "max_total")
+        self.max_candidates = _opt_int(s["max_candidates"], "max_candidates")
+        iou = s["iou_threshold"]
+        if isinstance(iou, bool) or not isinstance(iou, (int, float, np.floating, np.integer)) or not math.isfinite(iou):
+            raise ValueError(f"iou_threshold must be a finite number, got {iou!r}")
+        self.iou_threshold = float(iou)
+        th = np.asarray(s["score_threshold"], dtype=np.float64)
+        if th.ndim > 1 or (th.ndim == 1 and th.size != self.num_classes):
+            raise ValueError(f"score_threshold must be a number or one per class ({self.num_classes}), got shape {th.shape}")
+        if not np.all(np.isfinite(th)):
+            raise ValueError(f"score_threshold must be finite, got {s['score_threshold']!r}")
+        self.score_threshold: Union[float, Tuple[float, ...]] = float(th) if th.ndim == 0 else tuple(float(v) for v in th)
+        self.classes: Optional[Tuple[int, ...]] = None
+        if classes is not None:
+            cl = tuple(int(c) for c in classes)
+            bad = [c for c in cl if not 0 <= c < self.num_classes]
+            if bad:
+                raise ValueError(f"classes {bad} out of range [0, {self.num_classes})")
+            self.classes = cl
+
+    # -- derived views -------------------------------------------------------------------------
+    def thresholds_per_class(self) -> Tuple[float, ...]:
+        """The score threshold of every class; +inf for classes outside the allow-list."""
+        th = self.score_threshold
+        per = list(th) if isinstance(th, tuple) else [th] * self.num_classes
+        if self.classes is not None:
+            allowed = set(self.classes)
+            per = [v if c in allowed else math.inf for c, v in enumerate(per)]
+        return tuple(per)
+
+    @property
+    def output_names(self) -> Tuple[str, ...]:
+        return tuple(o.name for o in self.outputs)
+
+    def output(self, name: str) -> OutputInfo:
+        for o in self.outputs:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    def replace(self, **changes: Any) -> "DecoderConfig":
+        """A copy with some settings changed (outputs, heads, image_size, semantics, classes,
+        or any setting)."""
+        kw: Dict[str, Any] = dict(outputs=self.outputs, heads=self.heads, image_size=self.image_size,
+                                  semantics=self.semantics, classes=self.classes, **self._explicit)
+        if "semantics" in changes and changes["semantics"] != self.semantics:
+            # A new preset fills everything the caller did not set explicitly.
+            kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}
+        kw.update(changes)
+        return DecoderConfig(**kw)
+
+    def __repr__(self) -> str:
+        heads = ", ".join(f"({h.box}, {h.cls}, stride {h.stride})" for h in self.heads)
+        return (f"DecoderConfig(semantics={self.semantics!r}, classes={self.num_classes}, bins={self.bins}, "
+                f"image_size={self.image_size}, heads=[{heads}], activation={self.class_activation!r}, "
+                f"score {self.score_test} {self.score_threshold}, iou {self.iou_test} {self.iou_threshold}, "
+                f"multi_label={self.multi_label}, agnostic={self.agnostic}, max_per_class={self.max_per_class}, "
+                f"max_total={self.max_total}, box_format={self.box_format!r})")
+
+    # -- constructors ---------------------------------------------------------------------------
+    @classmethod
+    def from_nms_json(cls, source: Union[str, os.PathLike, Mapping[str, Any]], outputs: Iterable[OutputInfo],
+                      **settings: Any) -> "DecoderConfig":
+        """From the DFC NMS JSON users already have (`nms_scores_th`, `nms_iou_th`, `image_dims`
+        [height, width], `max_proposals_per_class`, `classes`, `regression_length`,
+        `bbox_decoders` with `reg_layer`, `cls_layer`, `stride`). Layer names match output names
+        exactly or as the part after the last '/'. Keywords override the JSON; the preset fills
+        the rest."""
+        if isinstance(source, Mapping):
+            doc = dict(source)
+        else:
+            with open(source, "r", encoding="utf-8") as f:
+                doc = json.load(f)
+        outputs = tuple(outputs)
+        if doc.get("background_removal"):
+            raise ValueError("NMS JSON: background_removal=true is not supported")
+        decoders = doc.get("bbox_decoders")
+        if not decoders:
+            raise ValueError("NMS JSON: 'bbox_decoders' is missing or empty")
+        heads = []
+        for i, d in enumerate(decoders):
+            try:
+                heads.append(Head(_match_output(d["reg_layer"], outputs), _match_output(d["cls_layer"], outputs),
+                                  int(d["stride"])))
+            except KeyError as e:
+                raise ValueError(f"NMS JSON: bbox_decoders[{i}] lacks {e}") from None
+        from_json: Dict[str, Any] = {}
+        if "nms_scores_th" in doc:
+            from_json["score_threshold"] = float(doc["nms_scores_th"])
+        if "nms_iou_th" in doc:
+            from_json["iou_threshold"] = float(doc["nms_iou_th"])
+        if "max_proposals_per_class" in doc:
+            from_json["max_per_class"] = int(doc["max_proposals_per_class"])
+        if "image_dims" in doc:
+            dims = doc["image_dims"]
+            from_json["image_size"] = (int(dims[0]), int(dims[1]))
+        from_json.update(settings)
+        config = cls(outputs, heads, **from_json)
+        if "classes" in doc and int(doc["classes"]) != config.num_classes:
+            raise ValueError(f"NMS JSON says {doc['classes']} classes, class outputs have {config.num_classes} channels")
+        if "regression_length" in doc:
+            rl = int(doc["regression_length"])
+            # DFC JSONs count bins (16); Ultralytics-style configs say reg_max - 1 (15).
+            if config.bins not in (rl, rl + 1):
+                raise ValueError(f"NMS JSON regression_length {rl} does not fit box outputs with {config.bins} bins "
+                                 f"({4 * config.bins} channels)")
+        return config
+
+
+def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:
+    exact = [o.name for o in outputs if o.name == layer]
+    if exact:
+        return exact[0]
+    suffix = [o.name for o in outputs if o.name.rsplit("/", 1)[-1] == layer]
+    if len(suffix) == 1:
+        return suffix[0]
+    names = [o.name for o in outputs]
+    if not suffix:
+        raise ValueError(f"NMS JSON layer {layer!r} matches no output (by name or the part after '/'): {names}")
+    raise ValueError(f"NMS JSON layer {layer!r} matches several outputs: {suffix}")
+
+
+def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int]) -> List[Head]:
+    """Pairs outputs sharing a grid into (box, cls) heads; refuses to guess when ambiguous."""
+    groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
+    for o in outputs:
+        groups.setdefault(o.shape[:2], []).append(o)
+    advice = ("pass heads=[Head(box=..., cls=..., stride=...), ...] or use DecoderConfig.from_nms_json")
+    bad = {g: [o.name for o in os_] for g, os_ in groups.items() if len(os_) != 2}
+    if bad:
+        raise ValueError(f"cannot pair outputs by shape: each grid needs exactly one box and one class output, "
+                         f"got {bad}; {advice}")
+    heads = []
+    for grid, (a, b) in sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1]):
+        box = _pick_box(a, b, bins)
+        if box is None:
+            raise ValueError(f"cannot tell box from class output on grid {grid}: {a.name!r} has {a.channels} channels, "
+                             f"{b.name!r} has {b.channels}; {advice}" + ("" if bins else " (or bins=...)"))
+        heads.append(Head(box.name, (b if box is a else a).name))
+    return heads
+
+
+def _pick_box(a: OutputInfo, b: OutputInfo, bins: Optional[int]) -> Optional[OutputInfo]:
+    if a.channels == b.channels:
+        return None
+    if bins is not None:
+        fits = [o for o in (a, b) if o.channels == 4 * bins]
+        return fits[0] if len(fits) == 1 else None
+    sixteen = [o for o in (a, b) if o.channels == 64]  # 16 bins, YOLOv8/YOLO11's reg_max
+    if len(sixteen) == 1:
+        return sixteen[0]
+    by4 = [o for o in (a, b) if o.channels % 4 == 0]
+    return by4[0] if len(by4) == 1 else None
+
+
+def _resolve_strides(pairs: Sequence[Head], by_name: Mapping[str, OutputInfo],
+                     image_size: Optional[Tuple[int, int]]) -> Tuple[Tuple[int, int], Tuple[Head, ...]]:
+    grids = [by_name[h.box].shape[:2] for h in pairs]
+    if image_size is None:
+        known = [(g, h.stride) for g, h in zip(grids, pairs) if h.stride is not None]
+        if known:
+            (gh, gw), st = known[0]
+            image_size = (gh * int(st), gw * int(st))
+        else:
+            gh, gw = max(grids, key=lambda g: g[0] * g[1])
+            image_size = (gh * _DEFAULT_FINEST_STRIDE, gw * _DEFAULT_FINEST_STRIDE)
+    try:
+        ih, iw = (int(v) for v in image_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"image_size must be (height, width), got {image_size!r}") from None
+    if ih <= 0 or iw <= 0:
+        raise ValueError(f"image_size must be positive, got {image_size!r}")
+    resolved = []
+    for (gh, gw), h in zip(grids, pairs):
+        if h.stride is not None:
+            st = int(h.stride)
+            if st <= 0:
+                raise ValueError(f"head ({h.box!r}, {h.cls!r}): stride must be positive, got {h.stride}")
+        else:
+            if ih % gh or iw % gw or ih // gh != iw // gw:
+                raise ValueError(f"head ({h.box!r}, {h.cls!r}): grid {(gh, gw)} does not divide image_size {(ih, iw)} "
+                                 f"into one stride; pass the stride")
+            st = ih // gh
+        resolved.append(Head(h.box, h.cls, st))
+    return (ih, iw), tuple(resolved)

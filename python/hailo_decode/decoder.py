@@ -1,0 +1,170 @@
+"""Decoder: checks a frame's arrays once against the config, then hands them to the C++ core in
+place (no copies) with the GIL released."""
+
+from __future__ import annotations
+
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from .config import DecoderConfig, OutputInfo
+from .detections import Detections, hailo_nms_buffer_size, DEFAULT_MAX_PER_CLASS
+
+__all__ = ["Decoder"]
+
+_CORE_DTYPE = {"uint8": _core.DType.U8, "uint16": _core.DType.U16, "float32": _core.DType.F32}
+_CORE_ORDER = {"NHWC": _core.Order.NHWC, "FCR": _core.Order.NHWC, "F8CR": _core.Order.F8CR,
+               "NHCW": _core.Order.NHCW, "NCHW": _core.Order.NCHW}
+
+Frames = Mapping[str, np.ndarray]
+
+
+def _tensor_spec(o: OutputInfo) -> "_core.TensorSpec":
+    t = _core.TensorSpec()
+    t.name = o.name
+    t.dtype = _CORE_DTYPE[o.dtype]
+    # Host buffers are dense channel-last whatever order is reported (F8CR and FCR included);
+    # only raw device buffers keep their order's addressing.
+    t.order = _CORE_ORDER[o.order] if (o.device or o.order == "NCHW") else _core.Order.NHWC
+    t.height, t.width, t.channels = o.shape
+    hp, wp, cp = o.padded_shape
+    if o.order == "NCHW" and not o.device:
+        hp, wp, cp = o.shape
+    t.padded_height, t.padded_width, t.padded_channels = hp, wp, cp
+    t.frame_stride = o.frame_elements
+    t.zp = list(o.zp) if isinstance(o.zp, tuple) else [o.zp]
+    t.scale = list(o.scale) if isinstance(o.scale, tuple) else [o.scale]
+    return t
+
+
+def _core_config(cfg: DecoderConfig) -> "_core.Config":
+    c = _core.Config()
+    c.outputs = [_tensor_spec(o) for o in cfg.outputs]
+    index = {o.name: i for i, o in enumerate(cfg.outputs)}
+    heads = []
+    for h in cfg.heads:
+        hs = _core.HeadSpec()
+        hs.box_output, hs.cls_output, hs.stride = index[h.box], index[h.cls], int(h.stride)
+        heads.append(hs)
+    c.heads = heads
+    c.num_classes = cfg.num_classes
+    c.bins = cfg.bins
+    s = _core.Settings()
+    s.sigmoid = cfg.class_activation == "sigmoid"
+    s.score_threshold = list(cfg.thresholds_per_class())
+    s.score_inclusive = cfg.score_test == ">="
+    s.iou_threshold = cfg.iou_threshold
+    s.iou_inclusive = cfg.iou_test == ">="
+    s.multi_label = cfg.multi_label
+    s.agnostic = cfg.agnostic
+    s.max_per_class = -1 if cfg.max_per_class is None else cfg.max_per_class
+    s.max_total = -1 if cfg.max_total is None else cfg.max_total
+    s.max_candidates = -1 if cfg.max_candidates is None else cfg.max_candidates
+    s.hailort_sort = cfg.tie_break == "hailort"
+    s.normalized = cfg.box_format.endswith("normalized")
+    s.yxyx = cfg.box_format.startswith("yxyx")
+    s.image_height, s.image_width = cfg.image_size
+    c.settings = s
+    return c
+
+
+def _frames_in(o: OutputInfo, a: np.ndarray) -> Optional[int]:
+    """Frames in `a` for output `o`: None if the array has no batch axis, else the batch size."""
+    for shape in o.frame_shapes:
+        if a.shape == shape:
+            return None
+        if a.ndim == len(shape) + 1 and a.shape[1:] == shape:
+            if o.device and len(shape) == 1 and shape[0] != o.frame_elements and a.shape[0] > 1:
+                continue  # batched raw frames are spaced by the rounded-up frame size
+            return a.shape[0]
+    expected = " or ".join(str(s) for s in o.frame_shapes)
+    batched = " or ".join(str(("N",) + s) for s in o.frame_shapes)
+    raise ValueError(f"output {o.name!r}: expected shape {expected} (or {batched} for a batch), got {a.shape}")
+
+
+class Decoder:
+    """Decodes raw head outputs into Detections.
+
+        decoder = Decoder(config)
+        dets = decoder(raw)          # raw: {name: ndarray} as HailoRT hands it out
+
+    Arrays without a batch axis give one Detections; arrays with one (InferVStreams) give a list.
+    Arrays are read in place: they must be C-contiguous and of the declared dtype.
+    A Decoder may be called from several threads; calls on one decoder run one at a time.
+    """
+
+    def __init__(self, config: DecoderConfig) -> None:
+        if not isinstance(config, DecoderConfig):
+            raise TypeError(f"Decoder needs a DecoderConfig, got {type(config).__name__}")
+        self.config = config
+        self._core = _core.Decoder(_core_config(config))
+        self._outputs: Tuple[OutputInfo, ...] = config.outputs
+
+    def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
+        if not isinstance(raw, Mapping):
+            raise TypeError(f"raw outputs must be a mapping name -> ndarray, got {type(raw).__name__}")
+        names = set(self.config.output_names)
+        missing = sorted(names - set(raw))
+        extra = sorted(set(raw) - names)
+        if missing or extra:
+            raise ValueError(f"outputs do not match the config: missing {missing}, unexpected {extra}; "
+                             f"expected {sorted(names)}")
+        arrays, batch, first = [], None, None
+        for o in self._outputs:
+            a = raw[o.name]
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"output {o.name!r}: expected a numpy.ndarray, got {type(a).__name__}")
+            if a.dtype != np.dtype(o.dtype):
+                raise TypeError(f"output {o.name!r}: expected dtype {o.dtype}, got {a.dtype}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"output {o.name!r}: array is not C-contiguous (it is read in place; "
+                                 f"pass numpy.ascontiguousarray(...))")
+            n = _frames_in(o, a)
+            if first is None:
+                first, batch = o.name, n
+            elif n != batch:
+                raise ValueError(f"output {o.name!r}: batch size {n} differs from output {first!r}: {batch} "
+                                 f"(None = no batch axis)")
+            arrays.append(a)
+        return arrays, batch
+
+    def _detections(self, frame: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> Detections:
+        cfg = self.config
+        boxes, scores, classes = frame
+        return Detections(boxes, scores, classes, box_format=cfg.box_format, image_size=cfg.image_size,
+                          num_classes=cfg.num_classes, max_per_class=cfg.max_per_class)
+
+    def __call__(self, raw: Frames) -> Union[Detections, List[Detections]]:
+        return self.decode(raw)
+
+    def decode(self, raw: Frames) -> Union[Detections, List[Detections]]:
+        arrays, batch = self._arrays(raw)
+        frames = self._core.decode(arrays, 1 if batch is None else batch)
+        dets = [self._detections(f) for f in frames]
+        return dets[0] if batch is None else dets
+
+    def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Decode straight into HailoRT's flat HAILO_NMS_BY_CLASS float32 layout: shape (size,)
+        for one frame, (N, size) for a batch; written into `out` when given."""
+        cfg = self.config
+        mpc = DEFAULT_MAX_PER_CLASS if cfg.max_per_class is None else cfg.max_per_class
+        size = hailo_nms_buffer_size(cfg.num_classes, mpc)
+        dets = self.decode(raw)
+        frames = [dets] if isinstance(dets, Detections) else dets
+        shape: Tuple[int, ...] = (size,) if isinstance(dets, Detections) else (len(frames), size)
+        if out is None:
+            out = np.empty(shape, dtype=np.float32)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous float32 ndarray")
+        elif out.size < int(np.prod(shape)):
+            raise ValueError(f"out holds {out.size} float32 values, {len(frames)} frame(s) of "
+                             f"HAILO_NMS_BY_CLASS need {int(np.prod(shape))}")
+        flat = out.reshape(-1)
+        for i, d in enumerate(frames):
+            d.to_hailo_nms_buffer(flat[i * size:(i + 1) * size], max_per_class=mpc)
+        flat[len(frames) * size:] = 0
+        return out
+
+    def __repr__(self) -> str:
+        return f"Decoder({self.config!r})"

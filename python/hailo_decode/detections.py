@@ -1,0 +1,239 @@
+"""Detections, and every HailoRT NMS output form they convert to and from:
+the pyhailort list (one (n, 5) array per class), the tf_nms_format array [classes, 5, max],
+and the flat float32 HAILO_NMS_BY_CLASS buffer."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from .config import BOX_FORMATS
+
+__all__ = ["Detections", "decode_hailo_nms", "hailo_nms_buffer_size"]
+
+_BBOX_PARAMS = 5  # y_min, x_min, y_max, x_max, score
+DEFAULT_MAX_PER_CLASS = 100
+
+
+def hailo_nms_buffer_size(num_classes: int, max_per_class: int) -> int:
+    """float32 values in a HAILO_NMS_BY_CLASS buffer: classes * (1 + 5 * max_per_class)."""
+    return int(_core.hailo_nms_by_class_floats(int(num_classes), int(max_per_class)))
+
+
+def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[Tuple[int, int]]) -> np.ndarray:
+    if src == dst:
+        return boxes
+    if src.split("_")[1] != dst.split("_")[1] and image_size is None:
+        raise ValueError(f"converting boxes from {src} to {dst} needs image_size")
+    out = boxes.astype(np.float32, copy=True)
+    if src.startswith("yxyx"):
+        out = out[:, [1, 0, 3, 2]]  # to xyxy
+    if src.endswith("normalized") and dst.endswith("pixels"):
+        h, w = image_size  # type: ignore[misc]
+        out = out * np.array([w, h, w, h], dtype=np.float32)
+    elif src.endswith("pixels") and dst.endswith("normalized"):
+        h, w = image_size  # type: ignore[misc]
+        out = out / np.array([w, h, w, h], dtype=np.float32)
+    if dst.startswith("yxyx"):
+        out = out[:, [1, 0, 3, 2]]
+    return np.ascontiguousarray(out, dtype=np.float32)
+
+
+class Detections:
+    """Kept detections of one frame, best score first.
+
+    boxes (n, 4) float32 in `box_format` ("yxyx_normalized" is HailoRT's [ymin, xmin, ymax, xmax]
+    divided by the input size; "xyxy_pixels" is Ultralytics' [x1, y1, x2, y2] in input pixels),
+    scores (n,) float32, class_ids (n,) int32 (0-based).
+    """
+
+    __slots__ = ("boxes", "scores", "class_ids", "box_format", "image_size", "num_classes", "max_per_class")
+
+    def __init__(self, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray, *,
+                 box_format: str = "yxyx_normalized", image_size: Optional[Tuple[int, int]] = None,
+                 num_classes: Optional[int] = None, max_per_class: Optional[int] = None) -> None:
+        self.boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+        self.scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+        self.class_ids = np.asarray(class_ids, dtype=np.int32).reshape(-1)
+        if not (len(self.boxes) == len(self.scores) == len(self.class_ids)):
+            raise ValueError(f"boxes, scores and class_ids differ in length: {len(self.boxes)}, "
+                             f"{len(self.scores)}, {len(self.class_ids)}")
+        if box_format not in BOX_FORMATS:
+            raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
+        self.box_format = box_format
+        self.image_size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
+        self.num_classes = num_classes
+        self.max_per_class = max_per_class
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __repr__(self) -> str:
+        return (f"Detections(n={len(self)}, box_format={self.box_format!r}, image_size={self.image_size}, "
+                f"num_classes={self.num_classes})")
+
+    def boxes_as(self, box_format: str) -> np.ndarray:
+        """The boxes in another format (pixels need image_size)."""
+        if box_format not in BOX_FORMATS:
+            raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
+        return _convert_boxes(self.boxes, self.box_format, box_format, self.image_size)
+
+    def to_original(self, original_size: Tuple[int, int]) -> "Detections":
+        """Undo an Ultralytics-style letterbox (scale by the min ratio, centre with padding) from
+        the network input back to the original image: xyxy pixels, clipped to the image."""
+        if self.image_size is None:
+            raise ValueError("to_original needs the network input size (image_size)")
+        (ih, iw), (oh, ow) = self.image_size, (int(original_size[0]), int(original_size[1]))
+        gain = min(ih / oh, iw / ow)
+        pad_x = round((iw - ow * gain) / 2 - 0.1)
+        pad_y = round((ih - oh * gain) / 2 - 0.1)
+        b = self.boxes_as("xyxy_pixels").astype(np.float32)
+        b -= np.array([pad_x, pad_y, pad_x, pad_y], dtype=np.float32)
+        b /= np.float32(gain)
+        b[:, [0, 2]] = b[:, [0, 2]].clip(0, ow)
+        b[:, [1, 3]] = b[:, [1, 3]].clip(0, oh)
+        return Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
+                          num_classes=self.num_classes, max_per_class=self.max_per_class)
+
+    # -- HailoRT forms ---------------------------------------------------------------------------
+    def _hailo_params(self, num_classes: Optional[int], max_per_class: Optional[int]) -> Tuple[int, int]:
+        nc = num_classes if num_classes is not None else self.num_classes
+        if nc is None:
+            raise ValueError("num_classes is unknown; pass num_classes=")
+        mpc = max_per_class if max_per_class is not None else self.max_per_class
+        return int(nc), int(DEFAULT_MAX_PER_CLASS if mpc is None else mpc)
+
+    def to_hailo_nms_buffer(self, out: Optional[np.ndarray] = None, *, num_classes: Optional[int] = None,
+                            max_per_class: Optional[int] = None) -> np.ndarray:
+        """The flat float32 HAILO_NMS_BY_CLASS buffer HailoRT writes (per class: count, then
+        count x [ymin, xmin, ymax, xmax, score], normalized), at most max_per_class per class,
+        the unused tail zeroed. Written into `out` when given (C-contiguous float32, large enough)."""
+        nc, mpc = self._hailo_params(num_classes, max_per_class)
+        size = hailo_nms_buffer_size(nc, mpc)
+        if out is None:
+            out = np.empty(size, dtype=np.float32)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise TypeError(f"out must be a C-contiguous float32 ndarray, got "
+                            f"{type(out).__name__} {getattr(out, 'dtype', '')}")
+        elif out.size < size:
+            raise ValueError(f"out holds {out.size} float32 values, HAILO_NMS_BY_CLASS for {nc} classes x "
+                             f"{mpc} boxes needs {size}")
+        if len(self) and (self.class_ids.min() < 0 or self.class_ids.max() >= nc):
+            raise ValueError(f"class ids must lie in [0, {nc}), got {self.class_ids.min()}..{self.class_ids.max()}")
+        boxes = np.ascontiguousarray(self.boxes_as("yxyx_normalized"), dtype=np.float32)
+        _core.pack_hailo_nms_by_class(boxes, self.scores, self.class_ids, nc, mpc, out)
+        return out
+
+    def to_hailo_nms(self, tf_format: bool = False, *, num_classes: Optional[int] = None,
+                     max_per_class: Optional[int] = None) -> Union[List[np.ndarray], np.ndarray]:
+        """What pyhailort returns for one frame of a HAILO_NMS_BY_CLASS output: a list over classes
+        of (n, 5) float32 [ymin, xmin, ymax, xmax, score] arrays (an empty class is a float64
+        (0, 5) array, as pyhailort makes it), or with tf_format=True an array
+        [classes, 5, max_per_class] padded with zeros."""
+        nc, mpc = self._hailo_params(num_classes, max_per_class)
+        flat = self.to_hailo_nms_buffer(num_classes=nc, max_per_class=mpc)
+        return _flat_to_tf(flat, nc, mpc) if tf_format else _flat_to_list(flat, nc)
+
+
+def _flat_to_list(flat: np.ndarray, num_classes: int) -> List[np.ndarray]:
+    out: List[np.ndarray] = []
+    for n, start in _class_runs(flat, num_classes):
+        out.append(np.empty((0, _BBOX_PARAMS)) if n == 0 else flat[start:start + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS))
+    return out
+
+
+def _flat_to_tf(flat: np.ndarray, num_classes: int, max_per_class: int) -> np.ndarray:
+    tf = np.zeros((num_classes, max_per_class, _BBOX_PARAMS), dtype=np.float32)
+    for k, (n, start) in enumerate(_class_runs(flat, num_classes)):
+        if n > max_per_class:
+            raise ValueError(f"class {k} has {n} boxes, more than max_per_class={max_per_class}")
+        tf[k, :n] = flat[start:start + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS)
+    return np.swapaxes(tf, 1, 2)
+
+
+def _class_runs(flat: np.ndarray, num_classes: int) -> List[Tuple[int, int]]:
+    """(count, start) of every class in a flat buffer, each checked against the buffer's end."""
+    runs, pos = [], 0
+    for k in range(num_classes):
+        if pos >= flat.size:
+            raise ValueError(f"HAILO_NMS_BY_CLASS buffer ends before class {k} (size {flat.size})")
+        c = float(flat[pos])
+        if not (c >= 0 and c == int(c)):
+            raise ValueError(f"HAILO_NMS_BY_CLASS buffer: class {k} count {c} is not a whole number >= 0")
+        n = int(c)
+        if pos + 1 + _BBOX_PARAMS * n > flat.size:
+            raise ValueError(f"HAILO_NMS_BY_CLASS buffer: class {k} claims {n} boxes, past the end (size {flat.size})")
+        runs.append((n, pos + 1))
+        pos += 1 + _BBOX_PARAMS * n
+    return runs
+
+
+def _from_rows(rows: Sequence[np.ndarray], image_size: Optional[Tuple[int, int]], box_format: str,
+               max_per_class: Optional[int]) -> Detections:
+    boxes, scores, classes = [], [], []
+    for k, r in enumerate(rows):
+        r = np.asarray(r, dtype=np.float32).reshape(-1, _BBOX_PARAMS)
+        boxes.append(r[:, :4])
+        scores.append(r[:, 4])
+        classes.append(np.full(len(r), k, dtype=np.int32))
+    b = np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32)
+    s = np.concatenate(scores) if scores else np.zeros(0, np.float32)
+    c = np.concatenate(classes) if classes else np.zeros(0, np.int32)
+    order = np.argsort(-s, kind="stable")  # best first; equal scores keep class order
+    det = Detections(b[order], s[order], c[order], box_format="yxyx_normalized", image_size=image_size,
+                     num_classes=len(rows), max_per_class=max_per_class)
+    if box_format != "yxyx_normalized":
+        det = Detections(det.boxes_as(box_format), det.scores, det.class_ids, box_format=box_format,
+                         image_size=image_size, num_classes=len(rows), max_per_class=max_per_class)
+    return det
+
+
+def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_class: Optional[int] = None,
+                     image_size: Optional[Tuple[int, int]] = None,
+                     box_format: str = "yxyx_normalized") -> Union[Detections, List[Detections]]:
+    """HailoRT's own NMS output -> the same Detections the raw path gives.
+
+    Accepts, for one frame: the pyhailort list (one (n, 5) array per class), the tf_nms_format
+    array [classes, 5, max_per_class], or the flat float32 buffer (needs num_classes). A batch
+    (list of per-frame lists, a 4-D tf array, a 2-D flat array) gives a list of Detections.
+    """
+    if isinstance(output, (list, tuple)):
+        if output and isinstance(output[0], (list, tuple)):
+            return [decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class,
+                                     image_size=image_size, box_format=box_format) for f in output]
+        rows = []
+        for k, r in enumerate(output):
+            a = np.asarray(r)
+            if a.size and (a.ndim != 2 or a.shape[1] != _BBOX_PARAMS):
+                raise ValueError(f"class {k}: expected an (n, 5) array, got shape {a.shape}")
+            rows.append(a)
+        if num_classes is not None and len(rows) != num_classes:
+            raise ValueError(f"expected {num_classes} classes, got a list of {len(rows)}")
+        return _from_rows(rows, image_size, box_format, max_per_class)
+    a = np.asarray(output)
+    if a.dtype.kind != "f":
+        raise TypeError(f"HailoRT NMS output must be float32, got {a.dtype}")
+    if a.ndim in (2, 4):  # a batch of flat buffers or of tf arrays
+        return [decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class, image_size=image_size,
+                                 box_format=box_format) for f in a]
+    if a.ndim == 3:
+        nc, five, mpc = a.shape
+        if five != _BBOX_PARAMS:
+            raise ValueError(f"tf_nms_format must be [classes, 5, max_per_class], got shape {a.shape}")
+        if num_classes is not None and nc != num_classes:
+            raise ValueError(f"expected {num_classes} classes, tf array has {nc}")
+        rows = []
+        for k in range(nc):
+            r = a[k].T
+            rows.append(r[np.any(r != 0, axis=1)])  # padding rows are all zeros
+        return _from_rows(rows, image_size, box_format, mpc)
+    if a.ndim == 1:
+        if num_classes is None:
+            raise ValueError("a flat HAILO_NMS_BY_CLASS buffer needs num_classes=")
+        flat = a.astype(np.float32, copy=False)
+        rows = [flat[s:s + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS) for n, s in _class_runs(flat, num_classes)]
+        return _from_rows(rows, image_size, box_format, max_per_class)
+    raise ValueError(f"unrecognized HailoRT NMS output of shape {a.shape}: expected a per-class list, a flat "
+                     f"buffer (1-D, or 2-D for a batch) or tf_nms_format [classes, 5, max] (4-D for a batch)")
