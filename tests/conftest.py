@@ -1,0 +1,54 @@
+"""Shared fixtures: the real model outputs (uint8 in the package, float heads + references here)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))  # reference_decoder, random_cases
+
+import hailo_decode as hd  # noqa: E402
+from hailo_decode.cli import demo_config, load_demo_frames  # noqa: E402
+
+HEAD_KEYS = (("box_8", "cls_8", 8), ("box_16", "cls_16", 16), ("box_32", "cls_32", 32))
+
+
+@pytest.fixture(scope="session")
+def uint8_data():
+    return load_demo_frames()
+
+
+@pytest.fixture(scope="session")
+def float_data():
+    with np.load(TESTS / "fixtures" / "fall_float.npz", allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def float_config(data, **settings) -> hd.DecoderConfig:
+    outputs, heads = [], []
+    for box, cls, stride in HEAD_KEYS:
+        for key in (box, cls):
+            outputs.append(hd.OutputInfo(key, data[key].shape[1:], "float32", "NHWC"))
+        heads.append(hd.Head(box, cls, stride))
+    return hd.DecoderConfig(outputs, heads, image_size=tuple(int(v) for v in data["input_hw"]), **settings)
+
+
+def float_frames(data):
+    """Float heads as float32 with a batch axis, keyed like float_config's outputs."""
+    return {k: np.ascontiguousarray(data[k], dtype=np.float32) for b, c, _ in HEAD_KEYS for k in (b, c)}
+
+
+def uint8_frames(data):
+    return {f"fall/{k}": data[k] for b, c, _ in HEAD_KEYS for k in (b, c)}
+
+
+def reference_set(data, name, frame):
+    sel = data[f"{name}_frame"] == frame
+    return data[f"{name}_xyxy"][sel], data[f"{name}_scores"][sel], data[f"{name}_classes"][sel]
+
+
+__all__ = ["HEAD_KEYS", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config"]
