@@ -11,6 +11,7 @@
 
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
+#include "../src/kernels/kernels.hpp"
 
 namespace py = pybind11;
 using namespace hailo_decode;
@@ -34,7 +35,7 @@ const void* checked_buffer(const py::array& a, const TensorSpec& spec, size_t& e
 // GIL released, so a thread holding it can always take the GIL back.
 class PyDecoder {
 public:
-    explicit PyDecoder(Config cfg) : dec_(std::move(cfg)) {}
+    PyDecoder(Config cfg, int threads) : dec_(std::move(cfg), threads) {}
 
     py::list decode(const std::vector<py::array>& arrays, size_t n_frames) {
         const auto& outs = dec_.config().outputs;
@@ -70,6 +71,7 @@ public:
     }
 
     const Config& config() const { return dec_.config(); }
+    int threads() const { return dec_.threads(); }
 
 private:
     Decoder dec_;
@@ -150,11 +152,27 @@ PYBIND11_MODULE(_core, m) {
         .def_readwrite("settings", &Config::settings);
 
     py::class_<PyDecoder>(m, "Decoder")
-        .def(py::init<Config>(), py::arg("config"))
+        .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
+        .def_property_readonly("threads", &PyDecoder::threads)
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
 
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
+    m.def("simd_info", [] {
+        py::dict d;
+        d["active"] = kernels::active().name;
+        py::list names;
+        std::string all = kernels::available(), item;
+        for (size_t i = 0; i <= all.size(); ++i) {
+            if (i == all.size() || all[i] == ',') { names.append(item); item.clear(); } else item += all[i];
+        }
+        d["available"] = names;
+        return d;
+    }, "Which kernel path runs ('active') and which this build and CPU have ('available', best last).");
+    m.def("select_simd", [](const std::string& name) {
+        if (!kernels::select(name.c_str()))
+            throw py::value_error("kernel path '" + name + "' is not available here; available: " + kernels::available());
+    }, py::arg("name"), "Switch the kernel path for the whole process (tests and benchmarks).");
     m.def("hailo_nms_by_class_floats", &hailo_nms_by_class_floats, py::arg("num_classes"), py::arg("max_per_class"));
 }

@@ -1,6 +1,8 @@
 #include "hailo_decode/decoder.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +11,7 @@
 #include "scan.hpp"
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
+#include "thread_pool.hpp"
 
 namespace hailo_decode {
 
@@ -19,27 +22,39 @@ size_t required_elements(const TensorSpec& spec, size_t n_frames) {
     return (n_frames - 1) * spec.frame_stride + make_tensor_view(spec).frame_elements;
 }
 
-struct Decoder::Impl {
-    Config cfg;
-    std::vector<TensorView> views;       // one per output
-    std::vector<ClassScorer> scorers;    // one per head
-    // Workspace, reused from frame to frame: it grows to the largest frame seen and stays.
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+// Everything one thread needs to decode a frame. It grows to the largest frame seen and stays.
+struct Workspace {
     ScanResult scan;
     std::vector<Box> boxes;
     std::vector<Candidate> candidates;
     std::vector<float> dfl_scratch;
     NmsWorkspace nms;
-    std::vector<Detection> results;
-    std::vector<size_t> frame_start;     // n_frames + 1 offsets into results
+    std::vector<Detection> results;  // detections of the frames this workspace decoded
+};
+
+struct FrameSlot {
+    size_t workspace, start, count;
+};
+
+}  // namespace
+
+struct Decoder::Impl {
+    Config cfg;
+    std::vector<TensorView> views;       // one per output
+    std::vector<ClassScorer> scorers;    // one per head
+    std::vector<ScanPlan> plans;         // one per head
+    std::vector<Workspace> workspaces;   // one per thread
+    std::vector<FrameSlot> frames;       // last decode's frames
+    std::unique_ptr<ThreadPool> pool;
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
-    void decode_frame(const void* const* tensors, size_t frame);
+    void decode_frame(const void* const* tensors, size_t frame, Workspace& ws);
 };
-
-namespace {
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-}  // namespace
 
 void Decoder::Impl::validate() {
     const Settings& s = cfg.settings;
@@ -72,25 +87,34 @@ void Decoder::Impl::validate() {
             bad("output '" + cls.spec->name + "': class channels must be num_classes = " +
                 std::to_string(cfg.num_classes) + ", got " + std::to_string(cls.channels));
         scorers.push_back(make_class_scorer(cls, s.score_threshold, s.score_inclusive, s.sigmoid));
+        plans.push_back(make_scan_plan(cls, scorers.back()));
     }
-    dfl_scratch.resize(size_t(5 * cfg.bins));
 }
 
-Decoder::Decoder(Config config) : impl_(new Impl) {
+Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
+    if (threads < 1 || threads > 256) bad("threads must be in [1, 256], got " + std::to_string(threads));
     impl_->cfg = std::move(config);
     impl_->validate();
+    impl_->workspaces.resize(size_t(threads));
+    for (Workspace& ws : impl_->workspaces) {
+        ws.dfl_scratch.resize(size_t(5 * impl_->cfg.bins));
+        for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
+    }
+    if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
 }
 
 Decoder::~Decoder() = default;
 
 const Config& Decoder::config() const { return impl_->cfg; }
 
-size_t Decoder::frame_count() const { return impl_->frame_start.empty() ? 0 : impl_->frame_start.size() - 1; }
+int Decoder::threads() const { return int(impl_->workspaces.size()); }
+
+size_t Decoder::frame_count() const { return impl_->frames.size(); }
 
 std::pair<const Detection*, size_t> Decoder::frame(size_t index) const {
     if (index >= frame_count()) throw std::out_of_range("frame index out of range");
-    const size_t a = impl_->frame_start[index], b = impl_->frame_start[index + 1];
-    return {impl_->results.data() + a, b - a};
+    const FrameSlot& f = impl_->frames[index];
+    return {impl_->workspaces[f.workspace].results.data() + f.start, f.count};
 }
 
 void Decoder::Impl::check_finite(const TensorView& v, const void* base, size_t n_frames) const {
@@ -124,33 +148,43 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
     for (size_t i = 0; i < m.views.size(); ++i)
         if (m.views[i].dtype == DType::F32) m.check_finite(m.views[i], tensors[i], n_frames);
 
-    m.results.clear();
-    m.frame_start.assign(1, 0);
-    for (size_t f = 0; f < n_frames; ++f) {
-        m.decode_frame(tensors, f);
-        m.frame_start.push_back(m.results.size());
+    m.frames.resize(n_frames);
+    const size_t parts = std::min(m.workspaces.size(), n_frames);
+    auto work = [&](size_t part) {
+        // Contiguous chunks: part p decodes frames [p*n/parts, (p+1)*n/parts).
+        Workspace& ws = m.workspaces[part];
+        ws.results.clear();
+        for (size_t f = part * n_frames / parts; f < (part + 1) * n_frames / parts; ++f) {
+            const size_t start = ws.results.size();
+            m.decode_frame(tensors, f, ws);
+            m.frames[f] = {part, start, ws.results.size() - start};
+        }
+    };
+    if (parts <= 1) {
+        if (n_frames) work(0);
+    } else {
+        m.pool->run(parts, work);
     }
 }
 
-void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame) {
+void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Workspace& ws) {
     const Settings& s = cfg.settings;
-    boxes.clear();
-    candidates.clear();
+    ws.boxes.clear();
+    ws.candidates.clear();
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];
         const TensorView& box = views[size_t(head.box_output)];
         const ClassScorer& scorer = scorers[h];
-        const size_t cls_elem = dtype_size(cls.dtype), box_elem = dtype_size(box.dtype);
-        const void* cls_frame = static_cast<const char*>(tensors[head.cls_output]) + frame * cls.frame_stride * cls_elem;
-        const void* box_frame = static_cast<const char*>(tensors[head.box_output]) + frame * box.frame_stride * box_elem;
+        const void* cls_frame = static_cast<const char*>(tensors[head.cls_output]) + frame * cls.frame_stride * dtype_size(cls.dtype);
+        const void* box_frame = static_cast<const char*>(tensors[head.box_output]) + frame * box.frame_stride * dtype_size(box.dtype);
 
-        scan.clear();
-        scan_class_tensor(cls, scorer, cls_frame, scan);
-        for (const CellHit& hit : scan.cells) {
+        ws.scan.clear();
+        scan_class_tensor(plans[h], cls, scorer, cls_frame, ws.scan);
+        for (const CellHit& hit : ws.scan.cells) {
             const size_t cell = cls.cell(hit.row, hit.col);
-            const int32_t* passing = scan.classes.data() + hit.first_class;
-            const uint32_t box_index = uint32_t(boxes.size());
+            const int32_t* passing = ws.scan.classes.data() + hit.first_class;
+            const uint32_t box_index = uint32_t(ws.boxes.size());
             auto score_of = [&](int c) -> float {
                 const size_t idx = cell + cls.channel_offset[size_t(c)];
                 switch (cls.dtype) {
@@ -161,7 +195,7 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame) {
             };
             if (s.multi_label) {
                 for (uint32_t k = 0; k < hit.class_count; ++k)
-                    candidates.push_back({score_of(passing[k]), passing[k], box_index, uint32_t(candidates.size())});
+                    ws.candidates.push_back({score_of(passing[k]), passing[k], box_index, uint32_t(ws.candidates.size())});
             } else {
                 // Best class of the cell (first on ties), a candidate only if it passes its own threshold.
                 int best = 0;
@@ -173,17 +207,17 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame) {
                 bool passes = false;
                 for (uint32_t k = 0; k < hit.class_count; ++k) passes = passes || passing[k] == best;
                 if (!passes) continue;
-                candidates.push_back({best_score, best, box_index, uint32_t(candidates.size())});
+                ws.candidates.push_back({best_score, best, box_index, uint32_t(ws.candidates.size())});
             }
             float d[4];
-            dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, dfl_scratch.data(), d);
+            dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
             Box b;
             make_box(d, hit.row, hit.col, head.stride, s, b.v);
-            boxes.push_back(b);
+            ws.boxes.push_back(b);
         }
     }
-    sort_candidates(candidates, s.hailort_sort);
-    suppress(candidates, boxes, s, cfg.num_classes, nms, results);
+    sort_candidates(ws.candidates, s.hailort_sort);
+    suppress(ws.candidates, ws.boxes, s, cfg.num_classes, ws.nms, ws.results);
 }
 
 }  // namespace hailo_decode

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/kernels.hpp"
+
 namespace hailo_decode {
 namespace detail {
 namespace {
@@ -38,6 +40,10 @@ void dfl_distances(const TensorView& v, const void* frame, int row, int col, int
         case DType::U8: load_cell(v, static_cast<const uint8_t*>(frame), row, col, scratch); break;
         case DType::U16: load_cell(v, static_cast<const uint16_t*>(frame), row, col, scratch); break;
         case DType::F32: load_cell(v, static_cast<const float*>(frame), row, col, scratch); break;
+    }
+    if (bins == 16) {  // YOLOv8/YOLO11's reg_max: the SIMD kernel
+        kernels::active().dfl16(scratch, d);
+        return;
     }
     for (int side = 0; side < 4; ++side)
         d[side] = bins == 1 ? scratch[side] : expectation(scratch + side * bins, bins, scratch + 4 * bins);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/kernels.hpp"
+
 namespace hailo_decode {
 namespace detail {
 
@@ -19,27 +21,14 @@ void sort_candidates(std::vector<Candidate>& c, bool hailort_sort) {
     }
 }
 
-float iou(const Box& a, const Box& b, bool yxyx) {
-    const int y0 = yxyx ? 0 : 1, x0 = yxyx ? 1 : 0, y1 = yxyx ? 2 : 3, x1 = yxyx ? 3 : 2;
-    const float overlap_w = std::min(a.v[x1], b.v[x1]) - std::max(a.v[x0], b.v[x0]);
-    const float overlap_h = std::min(a.v[y1], b.v[y1]) - std::max(a.v[y0], b.v[y0]);
-    if (overlap_w <= 0.0f || overlap_h <= 0.0f) return 0.0f;
-    const float inter = overlap_w * overlap_h;
-    const float area_a = (a.v[y1] - a.v[y0]) * (a.v[x1] - a.v[x0]);
-    const float area_b = (b.v[y1] - b.v[y0]) * (b.v[x1] - b.v[x0]);
-    return inter / (area_a + area_b - inter);
-}
-
 void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
               int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
-    ws.kept.clear();
-    ws.last_kept_of_class.assign(size_t(num_classes), -1);
+    const size_t lists = s.agnostic ? 1 : size_t(num_classes);
+    if (ws.kept.size() < lists) ws.kept.resize(lists);
+    for (size_t i = 0; i < lists; ++i) ws.kept[i].clear();
     ws.output_of_class.assign(size_t(num_classes), 0);
-    const float th = s.iou_threshold;
-    auto overlaps = [&](const Box& a, const Box& b) {
-        const float v = iou(a, b, s.yxyx);
-        return s.iou_inclusive ? v >= th : v > th;
-    };
+    const kernels::Table& k = kernels::active();
+    const int Y0 = s.yxyx ? 0 : 1, X0 = s.yxyx ? 1 : 0, Y1 = s.yxyx ? 2 : 3, X1 = s.yxyx ? 3 : 2;
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
     int64_t total = 0;
@@ -51,17 +40,18 @@ void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxe
         // Agnostic: it may still suppress boxes of other classes, so it goes through NMS.
         if (class_full && !s.agnostic) continue;
         const Box& b = boxes[c.box];
-        bool suppressed = false;
-        if (s.agnostic) {
-            for (const auto& k : ws.kept)
-                if (overlaps(k.box, b)) { suppressed = true; break; }
-        } else {
-            for (int32_t k = ws.last_kept_of_class[size_t(c.class_id)]; k >= 0; k = ws.kept[size_t(k)].prev_same_class)
-                if (overlaps(ws.kept[size_t(k)].box, b)) { suppressed = true; break; }
-        }
-        if (suppressed) continue;
-        ws.kept.push_back({b, c.class_id, ws.last_kept_of_class[size_t(c.class_id)]});
-        ws.last_kept_of_class[size_t(c.class_id)] = int32_t(ws.kept.size() - 1);
+        const float canon[4] = {b.v[Y0], b.v[X0], b.v[Y1], b.v[X1]};
+        const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
+        BoxSoA& kept = ws.kept[s.agnostic ? 0 : size_t(c.class_id)];
+        if (kept.size() && k.any_iou_over(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(),
+                                          kept.area.data(), kept.size(), canon, area, s.iou_threshold,
+                                          s.iou_inclusive))
+            continue;
+        kept.y0.push_back(canon[0]);
+        kept.x0.push_back(canon[1]);
+        kept.y1.push_back(canon[2]);
+        kept.x1.push_back(canon[3]);
+        kept.area.push_back(area);
         if (class_full) continue;
         ++ws.output_of_class[size_t(c.class_id)];
         ++total;

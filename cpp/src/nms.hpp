@@ -20,14 +20,16 @@ struct Box {
     float v[4];  // in the output order and units
 };
 
+// Kept boxes as structure of arrays, (y0, x0, y1, x1) whatever the output order, for the
+// one-against-many IoU kernel.
+struct BoxSoA {
+    std::vector<float> y0, x0, y1, x1, area;
+    void clear() { y0.clear(); x0.clear(); y1.clear(); x1.clear(); area.clear(); }
+    size_t size() const { return area.size(); }
+};
+
 struct NmsWorkspace {
-    struct Kept {
-        Box box;
-        int32_t class_id;
-        int32_t prev_same_class;  // previous kept box of the same class, -1 at the start
-    };
-    std::vector<Kept> kept;
-    std::vector<int32_t> last_kept_of_class;
+    std::vector<BoxSoA> kept;  // per class, or one list when agnostic
     std::vector<int64_t> output_of_class;
 };
 
@@ -35,10 +37,9 @@ struct NmsWorkspace {
 // order, so equal scores end up exactly where HailoRT puts them. Otherwise ties keep scan order.
 void sort_candidates(std::vector<Candidate>& candidates, bool hailort_sort);
 
-// IoU as HailoRT's NmsPostProcessOp::compute_iou computes it (no +1, 0 without overlap).
-float iou(const Box& a, const Box& b, bool yxyx);
-
 // Greedy NMS over sorted candidates; appends the detections that survive the caps to `out`.
+// Suppression and IoU as HailoRT's remove_overlapping_boxes / compute_iou: a candidate is dropped
+// when a kept box (of its class unless agnostic) overlaps it past the threshold.
 void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
               int num_classes, NmsWorkspace& ws, std::vector<Detection>& out);
 

@@ -1,5 +1,11 @@
 // The threshold scan: class tensor of one frame -> the cells where at least one class passes,
 // with their passing classes, in HailoRT's order (row, column, class).
+//
+// Orders whose rows are contiguous (NHWC/FCR, NHCW, F8CR, padded or not) are scanned a row at a
+// time: the row's raw values are compared, by the SIMD kernel, with a precomputed pattern holding
+// each position's smallest passing value (padding and never-passing classes get the type's maximum,
+// and the few positions flagged are then checked exactly). Cells with no passing class are never
+// looked at again. NCHW (planar) takes a plain per-cell loop.
 #pragma once
 
 #include <cstdint>
@@ -13,18 +19,35 @@ namespace detail {
 
 struct CellHit {
     int32_t row, col;
-    uint32_t first_class;  // index into the scan's class list
+    uint32_t first_class;  // index into ScanResult::classes
     uint32_t class_count;
 };
 
 struct ScanResult {
     std::vector<CellHit> cells;
     std::vector<int32_t> classes;  // passing classes of every cell, back to back
+    // scratch, kept from frame to frame
+    std::vector<uint32_t> positions;
+    std::vector<uint32_t> row_keys;
     void clear() { cells.clear(); classes.clear(); }
 };
 
-// Appends to `out` (which keeps its capacity from frame to frame).
-void scan_class_tensor(const TensorView& cls, const ClassScorer& scorer, const void* frame, ScanResult& out);
+struct ScanPlan {
+    bool row_scan = false;          // false: per-cell loop (NCHW)
+    bool cell_ordered = false;      // positions in a row already come in (col, class) order
+    size_t row_len = 0;
+    std::vector<uint8_t> limit_u8;  // one of these three, by dtype
+    std::vector<uint16_t> limit_u16;
+    std::vector<float> limit_f32;
+    std::vector<int32_t> pos_col, pos_class;  // -1 class: padding
+};
+
+ScanPlan make_scan_plan(const TensorView& cls, const ClassScorer& scorer);
+
+// Appends to `out`; out.positions must hold at least plan.row_len entries (reserve_scan does it).
+void scan_class_tensor(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer,
+                       const void* frame, ScanResult& out);
+void reserve_scan(const ScanPlan& plan, ScanResult& out);
 
 }  // namespace detail
 }  // namespace hailo_decode

@@ -1,5 +1,6 @@
 #include "tensor_view.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -74,6 +75,8 @@ TensorView make_tensor_view(const TensorSpec& s) {
     size_t max_channel = 0;
     for (size_t off : v.channel_offset) max_channel = off > max_channel ? off : max_channel;
     v.frame_elements = last + max_channel + 1;
+    // Row-contiguous orders are scanned a whole (padded) row at a time: a frame must hold them all.
+    if (s.order != Order::NCHW) v.frame_elements = std::max(v.frame_elements, size_t(s.height) * v.row_stride);
     if (s.frame_stride < v.frame_elements)
         fail(s, "frame stride " + std::to_string(s.frame_stride) + " is smaller than one frame (" +
                     std::to_string(v.frame_elements) + " elements)");

@@ -1,6 +1,10 @@
 // C++ unit tests of the core, run by ctest (and by pytest through tests/test_cpp_core.py).
 // Each check compares against values worked out by hand in the comment beside it.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -8,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/kernels/kernels.hpp"
 #include "../src/nms.hpp"
 #include "../src/score_threshold.hpp"
 #include "../src/tensor_view.hpp"
@@ -16,6 +21,16 @@
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
+
+// Every allocation in this program is counted, to show the decoder allocates nothing once warm.
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+    ++g_allocations;
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 static int failures = 0, checks = 0;
 #define CHECK(cond)                                                              \
@@ -88,13 +103,75 @@ static void test_thresholds() {
     CHECK(throws([&] { make_class_scorer(fv, {NAN}, true, true); }, "NaN"));
 }
 
-static void test_iou() {
-    Box a{{0, 0, 2, 2}}, b{{1, 1, 3, 3}}, c{{2, 2, 4, 4}};
-    CHECK(std::fabs(iou(a, b, true) - 1.0f / 7.0f) < 1e-7f);  // 1 / (4 + 4 - 1)
-    CHECK(iou(a, c, true) == 0.0f);                            // touching corners: no overlap
-    Box d{{0, 0, 4, 2}};                                       // yxyx: 4 tall, 2 wide
-    Box e{{0, 0, 2, 4}};                                       // yxyx: 2 tall, 4 wide
-    CHECK(std::fabs(iou(d, e, true) - 4.0f / 12.0f) < 1e-7f);
+// Every table available on this machine, scalar first.
+static std::vector<const kernels::Table*> tables() {
+    std::vector<const kernels::Table*> t{&kernels::scalar_table()};
+    std::string names = kernels::available();
+    for (const kernels::Table* k : {kernels::sse2_table(), kernels::avx2_table(), kernels::neon_table()})
+        if (k && names.find(k->name) != std::string::npos) t.push_back(k);
+    return t;
+}
+
+static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
+
+static void test_kernels_agree() {
+    uint32_t seed = 12345;
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 1000u}) {
+        std::vector<uint8_t> v8(n), l8(n);
+        std::vector<uint16_t> v16(n), l16(n);
+        std::vector<float> vf(n), lf(n);
+        for (size_t i = 0; i < n; ++i) {
+            v8[i] = uint8_t(lcg(seed) >> 24); l8[i] = uint8_t(200 + (lcg(seed) >> 27));
+            v16[i] = uint16_t(lcg(seed) >> 16); l16[i] = uint16_t(60000 + (lcg(seed) >> 22));
+            vf[i] = float(int(lcg(seed) >> 20) - 2048) / 100.0f; lf[i] = (i % 7 == 0) ? NAN : 15.0f;
+        }
+        std::vector<uint32_t> ref(n + 1), got(n + 1);
+        const auto& S = kernels::scalar_table();
+        for (const kernels::Table* k : tables()) {
+            size_t a = S.scan_u8(v8.data(), l8.data(), n, ref.data()), b = k->scan_u8(v8.data(), l8.data(), n, got.data());
+            CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+            a = S.scan_u16(v16.data(), l16.data(), n, ref.data()); b = k->scan_u16(v16.data(), l16.data(), n, got.data());
+            CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+            a = S.scan_f32(vf.data(), lf.data(), n, ref.data()); b = k->scan_f32(vf.data(), lf.data(), n, got.data());
+            CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+        }
+        // the scalar scan itself, against the definition
+        size_t a = S.scan_u8(v8.data(), l8.data(), n, ref.data()), count = 0;
+        for (size_t i = 0; i < n; ++i) count += v8[i] >= l8[i];
+        CHECK(a == count);
+    }
+    // DFL: bit-identical across paths, and within 2e-6 of a double-precision softmax expectation.
+    for (int trial = 0; trial < 200; ++trial) {
+        float x[64];
+        for (float& v : x) v = float(int(lcg(seed) >> 20) - 2048) / (trial % 2 ? 100.0f : 5.0f);
+        float ref[4];
+        kernels::scalar_table().dfl16(x, ref);
+        for (int side = 0; side < 4; ++side) {
+            double m = x[16 * side], sum = 0, w = 0;
+            for (int i = 0; i < 16; ++i) m = std::max(m, double(x[16 * side + i]));
+            for (int i = 0; i < 16; ++i) { double e = std::exp(double(x[16 * side + i]) - m); sum += e; w += i * e; }
+            CHECK(std::fabs(ref[side] - w / sum) < 2e-6 * 16);
+        }
+        for (const kernels::Table* k : tables()) {
+            float got[4];
+            k->dfl16(x, got);
+            CHECK(std::memcmp(got, ref, sizeof ref) == 0);
+        }
+    }
+    // IoU: a = (0,0)-(2,2) and b = (1,1)-(3,3) overlap 1 / (4 + 4 - 1) = 1/7; corners touching: 0.
+    for (const kernels::Table* k : tables()) {
+        std::vector<float> y0(13, 10), x0(13, 10), y1(13, 11), x1(13, 11), area(13, 1);  // far away boxes
+        y0[9] = 0; x0[9] = 0; y1[9] = 2; x1[9] = 2; area[9] = 4;  // lane 9: in the SIMD body and the tail alike
+        const float b[4] = {1, 1, 3, 3};
+        const float seventh = 1.0f / 7.0f;
+        CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 13, b, 4, seventh, true));
+        CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 13, b, 4, seventh, false));
+        CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 13, b, 4,
+                               std::nextafter(seventh, 1.0f), true));
+        const float touching[4] = {2, 2, 4, 4};
+        CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 1e-9f, true));
+        CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 0.0f, true));
+    }
 }
 
 static void test_nms_caps_and_ties() {
@@ -186,10 +263,91 @@ static void test_decoder_end_to_end() {
     CHECK(throws([&] { Decoder x(wrong); }, "box channels must be 4 x bins = 64, got 4"));
 }
 
+
+// A yolov8-like frame: three uint8 heads, 80 classes, a few bright "objects" over low scores.
+struct SyntheticModel {
+    Config cfg;
+    std::vector<std::vector<uint8_t>> buffers;
+    SyntheticModel(int frames, Order order, bool device) {
+        const int grids[3] = {40, 20, 10}, strides[3] = {8, 16, 32};
+        uint32_t seed = 7;
+        for (int h = 0; h < 3; ++h) {
+            const int g = grids[h];
+            TensorSpec box = spec("box", DType::U8, order, g, g, 64, g, g + (device ? 3 : 0), 64);
+            TensorSpec cls = spec("cls", DType::U8, order, g, g, 80, g, g + (device ? 3 : 0), device ? 80 : 80);
+            box.name = "box" + std::to_string(h); cls.name = "cls" + std::to_string(h);
+            box.zp = {100}; box.scale = {0.1f}; cls.scale = {1.0f / 255.0f};
+            cfg.outputs.push_back(box);
+            cfg.outputs.push_back(cls);
+            cfg.heads.push_back({2 * h, 2 * h + 1, strides[h]});
+            for (const TensorSpec* t : {&box, &cls}) {
+                std::vector<uint8_t> b(t->frame_stride * size_t(frames));
+                for (auto& v : b) v = uint8_t((lcg(seed) >> 24) % (t == &cls ? 40 : 255));
+                if (t == &cls)
+                    for (int k = 0; k < 30 * frames; ++k) b[(lcg(seed) >> 8) % b.size()] = uint8_t(128 + (lcg(seed) >> 26) * 2);
+                buffers.push_back(b);
+            }
+        }
+        cfg.num_classes = 80;
+        cfg.bins = 16;
+        cfg.settings.image_height = cfg.settings.image_width = 320;
+        cfg.settings.score_threshold = {0.5f};
+    }
+    std::vector<const void*> ptrs() const { std::vector<const void*> p; for (auto& b : buffers) p.push_back(b.data()); return p; }
+    std::vector<size_t> sizes() const { std::vector<size_t> s; for (auto& b : buffers) s.push_back(b.size()); return s; }
+};
+
+static void test_no_allocation_after_warmup() {
+    for (Order order : {Order::NHWC, Order::NHCW, Order::F8CR}) {
+        SyntheticModel m(2, order, order != Order::NHWC);
+        Decoder dec(m.cfg);
+        auto p = m.ptrs();
+        auto n = m.sizes();
+        dec.decode(p.data(), n.data(), 2);  // warm-up: workspaces grow here
+        CHECK(dec.frame(0).second + dec.frame(1).second > 10);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
+        CHECK(g_allocations.load() == before);
+    }
+}
+
+static bool same(const Decoder& a, const Decoder& b, size_t frames) {
+    for (size_t f = 0; f < frames; ++f) {
+        auto [da, na] = a.frame(f);
+        auto [db, nb] = b.frame(f);
+        if (na != nb || std::memcmp(da, db, na * sizeof(Detection)) != 0) return false;
+    }
+    return true;
+}
+
+static void test_threads_same_results() {
+    SyntheticModel m(8, Order::NHWC, false);
+    auto p = m.ptrs();
+    auto n = m.sizes();
+    Decoder serial(m.cfg, 1), threaded(m.cfg, 3);
+    serial.decode(p.data(), n.data(), 8);
+    for (int i = 0; i < 20; ++i) {
+        threaded.decode(p.data(), n.data(), size_t(1 + i % 8));
+        CHECK(threaded.frame_count() == size_t(1 + i % 8));
+        CHECK(same(serial, threaded, threaded.frame_count()));
+    }
+    // The same detections on every kernel path.
+    const std::string best = kernels::active().name;
+    for (const kernels::Table* k : tables()) {
+        CHECK(kernels::select(k->name));
+        Decoder d(m.cfg);
+        d.decode(p.data(), n.data(), 8);
+        CHECK(same(serial, d, 8));
+    }
+    kernels::select(best.c_str());
+}
+
 int main() {
     test_layouts();
     test_thresholds();
-    test_iou();
+    test_kernels_agree();
+    test_no_allocation_after_warmup();
+    test_threads_same_results();
     test_nms_caps_and_ties();
     test_pack();
     test_decoder_end_to_end();

@@ -4,6 +4,7 @@ HailoRT's own post-process (or Ultralytics) would give them, in a C++ core."""
 from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
+from ._core import simd_info
 
 __version__ = "0.1.0"
 
@@ -17,4 +18,5 @@ __all__ = [
     "OutputInfo",
     "decode_hailo_nms",
     "hailo_nms_buffer_size",
+    "simd_info",
 ]

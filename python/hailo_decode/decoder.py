@@ -91,14 +91,19 @@ class Decoder:
 
     Arrays without a batch axis give one Detections; arrays with one (InferVStreams) give a list.
     Arrays are read in place: they must be C-contiguous and of the declared dtype.
-    A Decoder may be called from several threads; calls on one decoder run one at a time.
+    A Decoder may be called from several threads; calls on one decoder run one at a time (use one
+    decoder per thread for parallel decoding). threads > 1 decodes the frames of a batch on a
+    persistent pool of that many threads; results do not depend on it.
     """
 
-    def __init__(self, config: DecoderConfig) -> None:
+    def __init__(self, config: DecoderConfig, threads: int = 1) -> None:
         if not isinstance(config, DecoderConfig):
             raise TypeError(f"Decoder needs a DecoderConfig, got {type(config).__name__}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+            raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
         self.config = config
-        self._core = _core.Decoder(_core_config(config))
+        self.threads = threads
+        self._core = _core.Decoder(_core_config(config), threads)
         self._outputs: Tuple[OutputInfo, ...] = config.outputs
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:

@@ -4,7 +4,9 @@
 //   dec.decode(tensors, elements, n_frames);      // no allocation once warmed up
 //   auto [first, count] = dec.frame(0);           // detections of frame 0, best score first
 //
-// One Decoder owns its workspace: use one per thread (or guard it), never share a call.
+// One Decoder owns its workspaces: calls on one Decoder must not overlap (the Python binding
+// serializes them); different Decoders share nothing. `threads` > 1 spreads the frames of a batch
+// over a persistent pool; results do not depend on it.
 #pragma once
 
 #include <memory>
@@ -18,7 +20,7 @@ namespace hailo_decode {
 class Decoder {
 public:
     // Throws std::invalid_argument naming the output and the bad value.
-    explicit Decoder(Config config);
+    explicit Decoder(Config config, int threads = 1);
     ~Decoder();
     Decoder(const Decoder&) = delete;
     Decoder& operator=(const Decoder&) = delete;
@@ -32,6 +34,7 @@ public:
     // Detections of one frame from the last decode(), score-descending.
     std::pair<const Detection*, size_t> frame(size_t index) const;
     size_t frame_count() const;
+    int threads() const;
 
 private:
     struct Impl;

@@ -1,0 +1,142 @@
+// AVX2 kernels, compiled with -mavx2 (no -mfma: mul and add stay separate, as in scalar.cpp) and
+// only called after the CPU says it has AVX2. Must match scalar.cpp bit for bit.
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+#include "kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+namespace {
+
+inline size_t emit(uint32_t mask, size_t base, uint32_t* out, size_t k, int shift) {
+    while (mask) {
+        out[k++] = uint32_t(base + (size_t(__builtin_ctz(mask)) >> shift));
+        mask &= mask - 1;
+    }
+    return k;
+}
+
+size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 64 <= n; i += 64) {  // two vectors per test: most of a class tensor passes nothing
+        const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + i));
+        const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i + 32));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + i + 32));
+        const __m256i g0 = _mm256_cmpeq_epi8(_mm256_max_epu8(a0, b0), a0);
+        const __m256i g1 = _mm256_cmpeq_epi8(_mm256_max_epu8(a1, b1), a1);
+        if (_mm256_testz_si256(_mm256_or_si256(g0, g1), _mm256_or_si256(g0, g1))) continue;
+        k = emit(uint32_t(_mm256_movemask_epi8(g0)), i, out, k, 0);
+        k = emit(uint32_t(_mm256_movemask_epi8(g1)), i + 32, out, k, 0);
+    }
+    for (; i + 32 <= n; i += 32) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + i));
+        const uint32_t m = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, b), a)));
+        if (m) k = emit(m, i, out, k, 0);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(l + i));
+        // Two mask bits per element: keep the even ones.
+        const uint32_t m = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(a, b), a))) & 0x55555555u;
+        if (m) k = emit(m, i, out, k, 1);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 ge = _mm256_cmp_ps(_mm256_loadu_ps(v + i), _mm256_loadu_ps(l + i), _CMP_GE_OQ);
+        const uint32_t m = uint32_t(_mm256_movemask_ps(ge));
+        if (m) k = emit(m, i, out, k, 0);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+inline __m256 exp_neg(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(kExpMin));
+    const __m256i n = _mm256_cvttps_epi32(_mm256_sub_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
+    const __m256 fn = _mm256_cvtepi32_ps(n);
+    __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fn, _mm256_set1_ps(kLn2Hi)));
+    r = _mm256_sub_ps(r, _mm256_mul_ps(fn, _mm256_set1_ps(kLn2Lo)));
+    const __m256 r2 = _mm256_mul_ps(r, r);
+    __m256 p = _mm256_set1_ps(kExpP0);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpP1));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpP2));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpP3));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpP4));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpP5));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r2), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(p, scale);
+}
+
+// Fixed tree over 16 values held as a (e0..7) and b (e8..15).
+inline float tree16(__m256 a, __m256 b) {
+    const __m256 t = _mm256_add_ps(a, b);                                                   // t[i] = e[i] + e[i+8]
+    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));  // u[i] = t[i] + t[i+4]
+    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));                                   // u0+u2, u1+u3
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+}
+
+void dfl16(const float* x, float out[4]) {
+    const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+    for (int side = 0; side < 4; ++side) {
+        const __m256 a = _mm256_loadu_ps(x + 16 * side), b = _mm256_loadu_ps(x + 16 * side + 8);
+        __m256 m = _mm256_max_ps(a, b);
+        m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        const __m256 ea = exp_neg(_mm256_sub_ps(a, m)), eb = exp_neg(_mm256_sub_ps(b, m));
+        const __m256 sum = _mm256_set1_ps(tree16(ea, eb));
+        out[side] = tree16(_mm256_mul_ps(idx_lo, _mm256_div_ps(ea, sum)), _mm256_mul_ps(idx_hi, _mm256_div_ps(eb, sum)));
+    }
+}
+
+bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
+                  size_t n, const float b[4], float b_area, float th, bool inclusive) {
+    size_t i = 0;
+    const __m256 by0 = _mm256_set1_ps(b[0]), bx0 = _mm256_set1_ps(b[1]), by1 = _mm256_set1_ps(b[2]),
+                 bx1 = _mm256_set1_ps(b[3]);
+    const __m256 ba = _mm256_set1_ps(b_area), t = _mm256_set1_ps(th), zero = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+        const __m256 ow = _mm256_sub_ps(_mm256_min_ps(_mm256_loadu_ps(x1 + i), bx1), _mm256_max_ps(_mm256_loadu_ps(x0 + i), bx0));
+        const __m256 oh = _mm256_sub_ps(_mm256_min_ps(_mm256_loadu_ps(y1 + i), by1), _mm256_max_ps(_mm256_loadu_ps(y0 + i), by0));
+        const __m256 valid = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
+        const __m256 inter = _mm256_mul_ps(ow, oh);
+        const __m256 uni = _mm256_sub_ps(_mm256_add_ps(_mm256_loadu_ps(area + i), ba), inter);
+        const __m256 iou = _mm256_and_ps(valid, _mm256_div_ps(inter, uni));
+        const __m256 hit = inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
+        if (_mm256_movemask_ps(hit)) return true;
+    }
+    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+
+}  // namespace
+
+const Table* avx2_table() { return &kAvx2; }
+
+}  // namespace kernels
+}  // namespace hailo_decode
+#else
+#include "kernels.hpp"
+namespace hailo_decode { namespace kernels { const Table* avx2_table() { return nullptr; } } }
+#endif

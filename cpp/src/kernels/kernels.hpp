@@ -1,0 +1,60 @@
+// The hot loops, one implementation per instruction set behind one table chosen once.
+//
+// Every kernel is a pure function whose result is bit-identical on every path: integer and
+// comparison kernels trivially, float kernels because each lane does the same IEEE operations in
+// the same order as the scalar reference (no FMA contraction; the fixed reduction tree below).
+// Kernel translation units use no STL, so nothing compiled for AVX2 can be shared with code that
+// runs on a CPU without it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hailo_decode {
+namespace kernels {
+
+struct Table {
+    const char* name;
+    // Writes the positions i in [0, n) with values[i] >= limits[i] to `out` (room for n), in
+    // increasing order; returns how many.
+    size_t (*scan_u8)(const uint8_t* values, const uint8_t* limits, size_t n, uint32_t* out);
+    size_t (*scan_u16)(const uint16_t* values, const uint16_t* limits, size_t n, uint32_t* out);
+    size_t (*scan_f32)(const float* values, const float* limits, size_t n, uint32_t* out);
+    // DFL with 16 bins: x holds 64 logits (left, top, right, bottom, 16 each); writes the four
+    // expectations of softmax(x_side).
+    void (*dfl16)(const float* x, float out[4]);
+    // Whether box b (y0, x0, y1, x1; area b_area) has IoU >= th (inclusive) or > th with any of
+    // the n boxes stored as structure of arrays, IoU as HailoRT's compute_iou.
+    bool (*any_iou_over)(const float* y0, const float* x0, const float* y1, const float* x1,
+                         const float* area, size_t n, const float b[4], float b_area, float th,
+                         bool inclusive);
+};
+
+const Table& scalar_table();
+const Table* sse2_table();   // nullptr where not built
+const Table* avx2_table();
+const Table* neon_table();
+
+// The table in use: the best the CPU supports, chosen at first use. HAILO_DECODE_SIMD=scalar
+// (or sse2, avx2, neon) forces one, if this build and CPU have it.
+const Table& active();
+// Switch at run time (tests, benchmarks). Returns false if `name` is not available here.
+bool select(const char* name);
+// Names available in this build on this CPU, best last, as a comma-separated list.
+const char* available();
+
+// exp(x) for x <= 0 (after max subtraction) as every path computes it: Cephes-style range
+// reduction x = n ln2 + r and a degree-5 polynomial in r; inputs below kExpMin are clamped.
+constexpr float kExpMin = -87.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kExpP0 = 1.9875691500e-4f;
+constexpr float kExpP1 = 1.3981999507e-3f;
+constexpr float kExpP2 = 8.3334519073e-3f;
+constexpr float kExpP3 = 4.1665795894e-2f;
+constexpr float kExpP4 = 1.6666665459e-1f;
+constexpr float kExpP5 = 5.0000001201e-1f;
+
+}  // namespace kernels
+}  // namespace hailo_decode

@@ -1,0 +1,131 @@
+// NEON kernels (always present on aarch64). Built with -ffp-contract=off so that no multiply and
+// add fuse into FMLA: each lane rounds as scalar.cpp does, bit for bit.
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include "kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+namespace {
+
+// Positions of the set lanes of a 16 x u8 comparison, in order.
+inline size_t emit16(uint8x16_t ge, size_t base, uint32_t* out, size_t k) {
+    uint8_t lanes[16];
+    vst1q_u8(lanes, ge);
+    for (int j = 0; j < 16; ++j)
+        if (lanes[j]) out[k++] = uint32_t(base + size_t(j));
+    return k;
+}
+
+size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 16 <= n; i += 16) {
+        const uint8x16_t ge = vcgeq_u8(vld1q_u8(v + i), vld1q_u8(l + i));
+        if (vmaxvq_u8(ge)) k = emit16(ge, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint16x8_t ge = vcgeq_u16(vld1q_u16(v + i), vld1q_u16(l + i));
+        if (!vmaxvq_u16(ge)) continue;
+        uint16_t lanes[8];
+        vst1q_u16(lanes, ge);
+        for (int j = 0; j < 8; ++j)
+            if (lanes[j]) out[k++] = uint32_t(i + size_t(j));
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32x4_t ge = vcgeq_f32(vld1q_f32(v + i), vld1q_f32(l + i));
+        if (!vmaxvq_u32(ge)) continue;
+        uint32_t lanes[4];
+        vst1q_u32(lanes, ge);
+        for (int j = 0; j < 4; ++j)
+            if (lanes[j]) out[k++] = uint32_t(i + size_t(j));
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+inline float32x4_t exp_neg(float32x4_t x) {
+    x = vmaxq_f32(x, vdupq_n_f32(kExpMin));
+    const int32x4_t n = vcvtq_s32_f32(vsubq_f32(vmulq_f32(x, vdupq_n_f32(kLog2e)), vdupq_n_f32(0.5f)));
+    const float32x4_t fn = vcvtq_f32_s32(n);
+    float32x4_t r = vsubq_f32(x, vmulq_f32(fn, vdupq_n_f32(kLn2Hi)));
+    r = vsubq_f32(r, vmulq_f32(fn, vdupq_n_f32(kLn2Lo)));
+    const float32x4_t r2 = vmulq_f32(r, r);
+    float32x4_t p = vdupq_n_f32(kExpP0);
+    p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP1));
+    p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP2));
+    p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP3));
+    p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP4));
+    p = vaddq_f32(vmulq_f32(p, r), vdupq_n_f32(kExpP5));
+    p = vaddq_f32(vmulq_f32(p, r2), r);
+    p = vaddq_f32(p, vdupq_n_f32(1.0f));
+    const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n, vdupq_n_s32(127)), 23));
+    return vmulq_f32(p, scale);
+}
+
+inline float finish(float32x4_t u) {
+    const float32x2_t w = vadd_f32(vget_low_f32(u), vget_high_f32(u));  // u0+u2, u1+u3
+    return vget_lane_f32(w, 0) + vget_lane_f32(w, 1);
+}
+
+void dfl16(const float* x, float out[4]) {
+    const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (int side = 0; side < 4; ++side) {
+        const float* s = x + 16 * side;
+        float32x4_t v[4];
+        for (int j = 0; j < 4; ++j) v[j] = vld1q_f32(s + 4 * j);
+        const float32x4_t m = vdupq_n_f32(vmaxvq_f32(vmaxq_f32(vmaxq_f32(v[0], v[1]), vmaxq_f32(v[2], v[3]))));
+        float32x4_t e[4];
+        for (int j = 0; j < 4; ++j) e[j] = exp_neg(vsubq_f32(v[j], m));
+        const float32x4_t sum = vdupq_n_f32(finish(vaddq_f32(vaddq_f32(e[0], e[2]), vaddq_f32(e[1], e[3]))));
+        float32x4_t w[4];
+        for (int j = 0; j < 4; ++j) w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), vdivq_f32(e[j], sum));
+        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3])));
+    }
+}
+
+bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
+                  size_t n, const float b[4], float b_area, float th, bool inclusive) {
+    size_t i = 0;
+    const float32x4_t by0 = vdupq_n_f32(b[0]), bx0 = vdupq_n_f32(b[1]), by1 = vdupq_n_f32(b[2]), bx1 = vdupq_n_f32(b[3]);
+    const float32x4_t ba = vdupq_n_f32(b_area), t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t ow = vsubq_f32(vminq_f32(vld1q_f32(x1 + i), bx1), vmaxq_f32(vld1q_f32(x0 + i), bx0));
+        const float32x4_t oh = vsubq_f32(vminq_f32(vld1q_f32(y1 + i), by1), vmaxq_f32(vld1q_f32(y0 + i), by0));
+        const uint32x4_t valid = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
+        const float32x4_t inter = vmulq_f32(ow, oh);
+        const float32x4_t uni = vsubq_f32(vaddq_f32(vld1q_f32(area + i), ba), inter);
+        const float32x4_t iou = vreinterpretq_f32_u32(vandq_u32(valid, vreinterpretq_u32_f32(vdivq_f32(inter, uni))));
+        const uint32x4_t hit = inclusive ? vcgeq_f32(iou, t) : vcgtq_f32(iou, t);
+        if (vmaxvq_u32(hit)) return true;
+    }
+    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+
+}  // namespace
+
+const Table* neon_table() { return &kNeon; }
+
+}  // namespace kernels
+}  // namespace hailo_decode
+#else
+#include "kernels.hpp"
+namespace hailo_decode { namespace kernels { const Table* neon_table() { return nullptr; } } }
+#endif

@@ -1,0 +1,87 @@
+// The scalar reference kernels: always built, the definition every SIMD path must match bit for bit.
+#include <cstring>
+
+#include "kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+namespace {
+
+template <typename T>
+size_t scan(const T* v, const T* lim, size_t n, uint32_t* out) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (v[i] >= lim[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+
+float exp_neg(float x) {
+    x = x < kExpMin ? kExpMin : x;
+    // n = round(x * log2e), ties away from zero for x <= 0, by truncation as cvttps2dq does.
+    const int n = int(x * kLog2e - 0.5f);
+    const float fn = float(n);
+    float r = x - fn * kLn2Hi;
+    r = r - fn * kLn2Lo;
+    const float r2 = r * r;
+    float p = kExpP0;
+    p = p * r + kExpP1;
+    p = p * r + kExpP2;
+    p = p * r + kExpP3;
+    p = p * r + kExpP4;
+    p = p * r + kExpP5;
+    p = p * r2 + r;
+    p = p + 1.0f;
+    const uint32_t bits = uint32_t(n + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+// Sum of 16 values in the fixed tree the 4-lane and 8-lane paths compute.
+float tree_sum16(const float* e) {
+    float t[8], u[4];
+    for (int i = 0; i < 8; ++i) t[i] = e[i] + e[i + 8];
+    for (int i = 0; i < 4; ++i) u[i] = t[i] + t[i + 4];
+    return (u[0] + u[2]) + (u[1] + u[3]);
+}
+
+void dfl16(const float* x, float out[4]) {
+    for (int side = 0; side < 4; ++side) {
+        const float* s = x + 16 * side;
+        float m = s[0];
+        for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
+        float e[16], w[16];
+        for (int i = 0; i < 16; ++i) e[i] = exp_neg(s[i] - m);
+        const float sum = tree_sum16(e);
+        for (int i = 0; i < 16; ++i) w[i] = float(i) * (e[i] / sum);
+        out[side] = tree_sum16(w);
+    }
+}
+
+bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
+                  size_t n, const float b[4], float b_area, float th, bool inclusive) {
+    for (size_t i = 0; i < n; ++i) {
+        const float ow = (x1[i] < b[3] ? x1[i] : b[3]) - (x0[i] > b[1] ? x0[i] : b[1]);
+        const float oh = (y1[i] < b[2] ? y1[i] : b[2]) - (y0[i] > b[0] ? y0[i] : b[0]);
+        float iou = 0.0f;
+        if (ow > 0.0f && oh > 0.0f) {
+            const float inter = ow * oh;
+            iou = inter / ((area[i] + b_area) - inter);
+        }
+        if (inclusive ? iou >= th : iou > th) return true;
+    }
+    return false;
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+
+}  // namespace
+
+const Table& scalar_table() { return kScalar; }
+
+}  // namespace kernels
+}  // namespace hailo_decode

@@ -1,0 +1,131 @@
+// SSE2 kernels (the x86-64 baseline). Must match scalar.cpp bit for bit.
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+
+#include "kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+namespace {
+
+inline size_t emit(uint32_t mask, size_t base, uint32_t* out, size_t k) {
+    while (mask) {
+        out[k++] = uint32_t(base + size_t(__builtin_ctz(mask)));
+        mask &= mask - 1;
+    }
+    return k;
+}
+
+size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(l + i));
+        const uint32_t m = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, b), a)));
+        if (m) k = emit(m, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 8 <= n; i += 8) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(l + i));
+        // a >= b  <=>  saturating b - a == 0
+        const __m128i ge = _mm_cmpeq_epi16(_mm_subs_epu16(b, a), zero);
+        const uint32_t m = uint32_t(_mm_movemask_epi8(_mm_packs_epi16(ge, zero)));
+        if (m) k = emit(m, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32_t m = uint32_t(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(v + i), _mm_loadu_ps(l + i))));
+        if (m) k = emit(m, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= l[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+inline __m128 exp_neg(__m128 x) {
+    x = _mm_max_ps(x, _mm_set1_ps(kExpMin));
+    const __m128i n = _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(x, _mm_set1_ps(kLog2e)), _mm_set1_ps(0.5f)));
+    const __m128 fn = _mm_cvtepi32_ps(n);
+    __m128 r = _mm_sub_ps(x, _mm_mul_ps(fn, _mm_set1_ps(kLn2Hi)));
+    r = _mm_sub_ps(r, _mm_mul_ps(fn, _mm_set1_ps(kLn2Lo)));
+    const __m128 r2 = _mm_mul_ps(r, r);
+    __m128 p = _mm_set1_ps(kExpP0);
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(kExpP1));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(kExpP2));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(kExpP3));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(kExpP4));
+    p = _mm_add_ps(_mm_mul_ps(p, r), _mm_set1_ps(kExpP5));
+    p = _mm_add_ps(_mm_mul_ps(p, r2), r);
+    p = _mm_add_ps(p, _mm_set1_ps(1.0f));
+    const __m128 scale = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23));
+    return _mm_mul_ps(p, scale);
+}
+
+// (u0 + u2) + (u1 + u3): the last two levels of the fixed tree.
+inline float finish(__m128 u) {
+    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
+    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+}
+
+void dfl16(const float* x, float out[4]) {
+    const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
+                           _mm_setr_ps(12, 13, 14, 15)};
+    for (int side = 0; side < 4; ++side) {
+        const float* s = x + 16 * side;
+        __m128 v[4];
+        for (int j = 0; j < 4; ++j) v[j] = _mm_loadu_ps(s + 4 * j);
+        __m128 m = _mm_max_ps(_mm_max_ps(v[0], v[1]), _mm_max_ps(v[2], v[3]));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        __m128 e[4];
+        for (int j = 0; j < 4; ++j) e[j] = exp_neg(_mm_sub_ps(v[j], m));
+        const __m128 sum = _mm_set1_ps(finish(_mm_add_ps(_mm_add_ps(e[0], e[2]), _mm_add_ps(e[1], e[3]))));
+        __m128 w[4];
+        for (int j = 0; j < 4; ++j) w[j] = _mm_mul_ps(idx[j], _mm_div_ps(e[j], sum));
+        out[side] = finish(_mm_add_ps(_mm_add_ps(w[0], w[2]), _mm_add_ps(w[1], w[3])));
+    }
+}
+
+bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
+                  size_t n, const float b[4], float b_area, float th, bool inclusive) {
+    size_t i = 0;
+    const __m128 by0 = _mm_set1_ps(b[0]), bx0 = _mm_set1_ps(b[1]), by1 = _mm_set1_ps(b[2]), bx1 = _mm_set1_ps(b[3]);
+    const __m128 ba = _mm_set1_ps(b_area), t = _mm_set1_ps(th), zero = _mm_setzero_ps();
+    for (; i + 4 <= n; i += 4) {
+        const __m128 ow = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(x1 + i), bx1), _mm_max_ps(_mm_loadu_ps(x0 + i), bx0));
+        const __m128 oh = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(y1 + i), by1), _mm_max_ps(_mm_loadu_ps(y0 + i), by0));
+        const __m128 valid = _mm_and_ps(_mm_cmpgt_ps(ow, zero), _mm_cmpgt_ps(oh, zero));
+        const __m128 inter = _mm_mul_ps(ow, oh);
+        const __m128 iou = _mm_and_ps(valid, _mm_div_ps(inter, _mm_sub_ps(_mm_add_ps(_mm_loadu_ps(area + i), ba), inter)));
+        const __m128 hit = inclusive ? _mm_cmpge_ps(iou, t) : _mm_cmpgt_ps(iou, t);
+        if (_mm_movemask_ps(hit)) return true;
+    }
+    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+
+}  // namespace
+
+const Table* sse2_table() { return &kSse2; }
+
+}  // namespace kernels
+}  // namespace hailo_decode
+#else
+#include "kernels.hpp"
+namespace hailo_decode { namespace kernels { const Table* sse2_table() { return nullptr; } } }
+#endif
