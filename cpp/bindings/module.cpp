@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,6 +69,24 @@ public:
             frames.append(py::make_tuple(boxes, scores, classes));
         }
         return frames;
+    }
+
+    // Seconds per decode of the same arrays, `iterations` times, timed in C++ (benchmarks).
+    std::vector<double> time_decode(const std::vector<py::array>& arrays, size_t n_frames, size_t iterations) {
+        const auto& outs = dec_.config().outputs;
+        if (arrays.size() != outs.size()) throw py::value_error("wrong number of arrays");
+        std::vector<const void*> ptrs(arrays.size());
+        std::vector<size_t> elements(arrays.size());
+        for (size_t i = 0; i < arrays.size(); ++i) ptrs[i] = checked_buffer(arrays[i], outs[i], elements[i]);
+        std::vector<double> times(iterations);
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (size_t it = 0; it < iterations; ++it) {
+            const auto t0 = std::chrono::steady_clock::now();
+            dec_.decode(ptrs.data(), elements.data(), n_frames);
+            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        return times;
     }
 
     const Config& config() const { return dec_.config(); }
@@ -154,6 +173,8 @@ PYBIND11_MODULE(_core, m) {
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
         .def_property_readonly("threads", &PyDecoder::threads)
+        .def("time_decode", &PyDecoder::time_decode, py::arg("arrays"), py::arg("n_frames"), py::arg("iterations"),
+             "Seconds per decode, timed in C++ with the GIL released (benchmarks).")
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
 
@@ -170,6 +191,26 @@ PYBIND11_MODULE(_core, m) {
         d["available"] = names;
         return d;
     }, "Which kernel path runs ('active') and which this build and CPU have ('available', best last).");
+    m.def("time_read_pass", [](const std::vector<py::array>& arrays, size_t iterations) {
+        // One read pass over every byte of the arrays: the floor any scan must pay.
+        std::vector<std::pair<const uint8_t*, size_t>> spans;
+        for (const auto& a : arrays) {
+            if (!(a.flags() & py::array::c_style)) throw py::value_error("arrays must be C-contiguous");
+            spans.emplace_back(static_cast<const uint8_t*>(a.data()), size_t(a.nbytes()));
+        }
+        std::vector<double> times(iterations);
+        volatile uint64_t sink = 0;
+        py::gil_scoped_release release;
+        const auto& k = kernels::active();
+        for (size_t it = 0; it < iterations; ++it) {
+            const auto t0 = std::chrono::steady_clock::now();
+            uint64_t s = 0;
+            for (const auto& sp : spans) s += k.byte_sum(sp.first, sp.second);
+            sink = sink + s;
+            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        return times;
+    }, py::arg("arrays"), py::arg("iterations"), "Seconds per read pass over the arrays' bytes (benchmarks).");
     m.def("select_simd", [](const std::string& name) {
         if (!kernels::select(name.c_str()))
             throw py::value_error("kernel path '" + name + "' is not available here; available: " + kernels::available());

@@ -8,13 +8,24 @@ namespace hailo_decode {
 namespace detail {
 namespace {
 
+// Local pointers: `values` could alias the vectors' storage as far as the compiler knows, which
+// would make it reload them on every element.
 template <typename T>
 void load_cell(const TensorView& v, const T* frame, int row, int col, float* values) {
     const T* cell = frame + v.cell(row, col);
-    for (int c = 0; c < v.channels; ++c) {
-        const float x = float(cell[v.channel_offset[size_t(c)]]);
-        values[c] = v.dtype == DType::F32 ? x : dequantize(x, v.zp[size_t(c)], v.scale[size_t(c)]);
+    const size_t* off = v.channel_offset.data();
+    const int n = v.channels;
+    if (v.dtype == DType::F32) {
+        for (int c = 0; c < n; ++c) values[c] = float(cell[off[c]]);
+        return;
     }
+    const float* zp = v.zp.data();
+    const float* scale = v.scale.data();
+    if (v.contiguous_channels) {  // NHWC/FCR: the cell's channels are adjacent, a loop the compiler vectorizes
+        for (int c = 0; c < n; ++c) values[c] = dequantize(float(cell[c]), zp[c], scale[c]);
+        return;
+    }
+    for (int c = 0; c < n; ++c) values[c] = dequantize(float(cell[off[c]]), zp[c], scale[c]);
 }
 
 // Softmax then expectation, in HailoRT's order (normalize, then sum(i * p_i)). The maximum is

@@ -71,6 +71,7 @@ TensorView make_tensor_view(const TensorSpec& s) {
         default:
             fail(s, "unknown order code " + std::to_string(int(s.order)));
     }
+    v.contiguous_channels = s.order == Order::NHWC;
     size_t last = v.cell(s.height - 1, s.width - 1);
     size_t max_channel = 0;
     for (size_t off : v.channel_offset) max_channel = off > max_channel ? off : max_channel;

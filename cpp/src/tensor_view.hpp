@@ -21,6 +21,7 @@ struct TensorView {
     std::vector<float> zp, scale;        // expanded to one per channel
     size_t frame_elements = 0;           // largest offset read + 1
     size_t frame_stride = 0;
+    bool contiguous_channels = false;    // channel_offset[c] == c
 
     size_t cell(int row, int col) const { return size_t(row) * row_stride + size_t(col) * col_stride; }
 };

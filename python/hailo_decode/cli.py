@@ -1,4 +1,5 @@
-"""The `hailo-decode` command: `demo` decodes real model outputs shipped in the package."""
+"""The `hailo-decode` command: `demo` decodes real model outputs shipped in the package; `bench`
+measures the decoder against NumPy baselines and a read pass."""
 
 from __future__ import annotations
 
@@ -75,6 +76,12 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from . import bench  # NumPy baselines and workloads: only loaded when asked for
+
+    return bench.main(args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="hailo-decode", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -83,6 +90,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
     demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
     demo.set_defaults(run=_demo)
+    bench = sub.add_parser("bench", help="measure ours vs NumPy baselines vs a read pass (see BENCHMARKS.md)")
+    bench.add_argument("--quick", action="store_true", help="shorter time budgets")
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    bench.add_argument("--plot", metavar="PNG", help="write a bar chart (needs matplotlib)")
+    bench.set_defaults(run=_bench)
     args = parser.parse_args(argv)
     return args.run(args)
 

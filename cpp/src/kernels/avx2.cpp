@@ -128,7 +128,19 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+uint64_t byte_sum(const uint8_t* p, size_t n) {
+    __m256i acc = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), _mm256_setzero_si256()));
+    alignas(32) uint64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    uint64_t s = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    for (; i < n; ++i) s += p[i];
+    return s;
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
 
 }  // namespace
 

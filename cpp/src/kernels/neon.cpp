@@ -117,7 +117,16 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+uint64_t byte_sum(const uint8_t* p, size_t n) {
+    uint64x2_t acc = vdupq_n_u64(0);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) acc = vpadalq_u32(acc, vpaddlq_u16(vpaddlq_u8(vld1q_u8(p + i))));
+    uint64_t s = vgetq_lane_u64(acc, 0) + vgetq_lane_u64(acc, 1);
+    for (; i < n; ++i) s += p[i];
+    return s;
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
 
 }  // namespace
 

@@ -77,7 +77,13 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return false;
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+uint64_t byte_sum(const uint8_t* p, size_t n) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; ++i) s += p[i];
+    return s;
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
 
 }  // namespace
 

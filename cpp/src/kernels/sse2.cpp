@@ -117,7 +117,17 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over};
+uint64_t byte_sum(const uint8_t* p, size_t n) {
+    __m128i acc = _mm_setzero_si128();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), _mm_setzero_si128()));
+    uint64_t s = uint64_t(_mm_cvtsi128_si64(acc)) + uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
+    for (; i < n; ++i) s += p[i];
+    return s;
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
 
 }  // namespace
 

@@ -1,0 +1,425 @@
+"""`hailo-decode inspect model.hef`: what `hailortcli parse-hef` prints (network group, inputs and
+outputs with host order and shape, device order and padded shape), plus each output's
+quantization, the YOLOv8 NMS op, and the decoder configuration hailo-decode would use (or why
+none can be built). `--json` prints the same as JSON; `--frames dump.npz` also checks recorded
+raw outputs for saturation (`diagnose_outputs`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from .config import DecoderConfig, OutputInfo
+from .hef import HefError, HefInfo, HefLayer, HefNetworkGroup, config_from_hef, infer_class_activation, read_hef
+
+__all__ = ["add_inspect_parser", "diagnose_outputs", "config_to_dict", "inspect_report", "run_inspect"]
+
+_TYPE = {"uint8": "UINT8", "uint16": "UINT16", "float32": "FLOAT32"}
+_QMAX = {"uint8": 255, "uint16": 65535}
+# Share of a class output's values at the quantized maximum above which scores are called saturated.
+_SATURATION_SHARE = 1e-3
+_CLIP_SHARE = 0.01
+
+
+def add_inspect_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    """Registers `inspect` on the `hailo-decode` command's subparsers (runs via args.run(args))."""
+    p = subparsers.add_parser(
+        "inspect", help="show a HEF's outputs, quantization, NMS op and the decoder configuration (no HailoRT needed)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("hef", help="path to a .hef file")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--network-group", default=None, help="network group name (default: the first)")
+    p.add_argument("--device-buffers", action="store_true",
+                   help="configure for raw device buffers (device order, padded shape) instead of vstreams")
+    p.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
+    p.add_argument("--frames", metavar="DUMP.npz", default=None,
+                   help="raw outputs recorded from the device ({output name: array}); reports saturation per output")
+    p.set_defaults(run=run_inspect)
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+# Diagnosis of recorded outputs
+# --------------------------------------------------------------------------------------------
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _logical(o: OutputInfo, a: np.ndarray) -> np.ndarray:
+    """The output's elements as (frames, H, W, C), whatever layout the buffer has."""
+    a = np.asarray(a)
+    h, w, c = o.shape
+    if not o.device:
+        if o.order == "NCHW":
+            return a.reshape(-1, c, h, w).transpose(0, 2, 3, 1)
+        return a.reshape(-1, h, w, c)
+    hp, wp, cp = o.padded_shape
+    dense = hp * wp * cp
+    if a.shape in o.frame_shapes:
+        frames = a.reshape(1, -1)
+    else:
+        frames = a.reshape(a.shape[0], -1)
+    frames = frames[:, :dense]
+    if o.order == "NHCW":
+        t = frames.reshape(-1, hp, cp, wp).transpose(0, 1, 3, 2)
+    elif o.order == "F8CR":
+        t = frames.reshape(-1, hp, cp // 8, wp, 8).transpose(0, 1, 3, 2, 4).reshape(-1, hp, wp, cp)
+    else:
+        t = frames.reshape(-1, hp, wp, cp)
+    return t[:, :h, :w, :c]
+
+
+def _dequantize(o: OutputInfo, q: np.ndarray) -> np.ndarray:
+    if o.dtype == "float32":
+        return q.astype(np.float64)
+    zp = np.asarray(o.zp, dtype=np.float64)
+    scale = np.asarray(o.scale, dtype=np.float64)
+    return ((q.astype(np.float64) - zp) * scale).astype(np.float32)
+
+
+def diagnose_outputs(config: DecoderConfig, raw: Mapping[str, np.ndarray]) -> List[Dict[str, Any]]:
+    """Per output of `config`, from recorded raw outputs ({name: array}, host or device layout,
+    with or without a batch axis): role (box/cls), the share of values at the quantized minimum
+    (0) and maximum (255 or 65535), the dequantized range, for class outputs the score range after
+    the configured activation, and plain-words warnings (class scores saturating, logits where
+    scores were expected, clipped box logits)."""
+    roles = {}
+    for h in config.heads:
+        roles[h.box] = "box"
+        roles[h.cls] = "cls"
+    report = []
+    for o in config.outputs:
+        if o.name not in raw:
+            raise ValueError(f"no recorded values for output {o.name!r}; have {sorted(raw)}")
+        a = np.asarray(raw[o.name])
+        try:
+            q = _logical(o, a)
+        except ValueError:
+            raise ValueError(f"output {o.name!r}: array of shape {a.shape} does not hold frames of "
+                             f"{o.frame_shapes}") from None
+        role = roles.get(o.name, "other")
+        n = int(q.size)
+        entry: Dict[str, Any] = dict(name=o.name, role=role, dtype=o.dtype, frames=int(q.shape[0]), values=n)
+        warnings: List[str] = []
+        if o.dtype in _QMAX and n:
+            qmax = _QMAX[o.dtype]
+            at_min = float(np.count_nonzero(q == 0)) / n
+            at_max = float(np.count_nonzero(q == qmax)) / n
+            entry.update(quantized_min=int(q.min()), quantized_max=int(q.max()), share_at_min=at_min,
+                         share_at_max=at_max, qmax=qmax)
+        else:
+            at_min = at_max = 0.0
+            entry.update(quantized_min=None, quantized_max=None, share_at_min=None, share_at_max=None, qmax=None)
+        values = _dequantize(o, q)
+        lo = float(values.min()) if n else float("nan")
+        hi = float(values.max()) if n else float("nan")
+        entry.update(dequantized_min=lo, dequantized_max=hi)
+        if role == "cls" and n:
+            if config.class_activation == "sigmoid":
+                smin, smax = _sigmoid(lo), _sigmoid(hi)
+            else:
+                smin, smax = lo, hi
+            entry.update(score_min=smin, score_max=smax, activation=config.class_activation)
+            if o.dtype in _QMAX and at_max > _SATURATION_SHARE:
+                warnings.append(
+                    f"class scores saturate: {at_max:.2%} of the values sit at the quantized maximum "
+                    f"({_QMAX[o.dtype]}), i.e. score {smax:.4g}; those detections all tie at the same score and the "
+                    f"true ranking is lost (recalibrate the model, or compile this output as 16-bit)")
+            if config.class_activation == "none" and (lo < -1e-6 or hi > 1.0 + 1e-6):
+                warnings.append(
+                    f"class values range over [{lo:.4g}, {hi:.4g}], outside [0, 1]: they look like logits, not "
+                    f"sigmoid scores; use class_activation='sigmoid'")
+        elif role == "box" and o.dtype in _QMAX and n:
+            for what, share in (("minimum (0)", at_min), (f"maximum ({_QMAX[o.dtype]})", at_max)):
+                if share > _CLIP_SHARE:
+                    warnings.append(f"{share:.2%} of the box values sit at the quantized {what}: the DFL logits clip, "
+                                    f"so box sides are less precise")
+        if n and lo == hi:
+            warnings.append("the output is constant in the recorded frames")
+        entry["warnings"] = warnings
+        report.append(entry)
+    return report
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+def _q(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
+    return dict(
+        semantics=cfg.semantics, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
+        heads=[dict(box=h.box, cls=h.cls, stride=h.stride) for h in cfg.heads],
+        outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
+                      padded_shape=list(o.padded_shape), device=o.device) for o in cfg.outputs],
+        class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
+        iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
+        max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
+        tie_break=cfg.tie_break, box_format=cfg.box_format,
+    )
+
+
+def _shape_str(shape: Tuple[int, ...]) -> str:
+    return "x".join(str(v) for v in shape)
+
+
+def _layer_dict(layer: HefLayer) -> Dict[str, Any]:
+    return dict(name=layer.name, host_order=layer.host_order, shape=list(layer.shape),
+                vstream_shape=list(layer.vstream_shape), device_order=layer.device_order, format_code=layer.format_code,
+                padded_shape=list(layer.padded_shape), hw_shape=list(layer.hw_shape), dtype=layer.dtype,
+                bytes_per_element=layer.bytes_per_element, qp_zp=layer.qp_zp, qp_scale=layer.qp_scale,
+                limvals=[layer.limvals_min, layer.limvals_max], per_feature=layer.per_feature,
+                qp_zps=_q(layer.qp_zps), qp_scales=_q(layer.qp_scales), pad_index=layer.pad_index,
+                original_names=list(layer.original_names), mux=layer.mux, transposed=layer.transposed)
+
+
+def _nms_frame_bytes(classes: int, max_per_class: int) -> int:
+    return classes * (1 + 5 * max_per_class) * 4
+
+
+def _decoder_for(info: HefInfo, ng: HefNetworkGroup, device_buffers: bool,
+                 semantics: str) -> Tuple[Optional[DecoderConfig], Optional[str]]:
+    try:
+        return config_from_hef(info, ng.name, device_buffers=device_buffers, semantics=semantics), None
+    except ValueError as e:
+        return None, str(e)
+
+
+def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device_buffers: bool = False,
+                   semantics: str = "hailort") -> Dict[str, Any]:
+    """Everything `inspect` shows, as JSON-ready data."""
+    groups = info.network_groups if network_group is None else (info.network_group(network_group),)
+    h = info.header
+    out: Dict[str, Any] = dict(
+        file=info.path, header=dict(version=h.version, header_size=h.header_size, proto_size=h.proto_size,
+                                    file_size=h.file_size, ccws_size=h.ccws_size, checksum_kind=h.checksum_kind,
+                                    checksum=h.checksum, checksum_ok=h.checksum_ok),
+        hw_arch=info.hw_arch_name, sdk_version=info.sdk_version, extensions=list(info.extension_names),
+        network_groups=[])
+    for ng in groups:
+        cfg, reason = _decoder_for(info, ng, device_buffers, semantics)
+        nms = None
+        if ng.nms is not None:
+            n = ng.nms
+            nms = dict(name=n.name, type="YOLOV8", score_threshold=n.score_threshold, iou_threshold=n.iou_threshold,
+                       classes=n.classes, max_proposals_per_class=n.max_proposals_per_class,
+                       image_height=n.image_height, image_width=n.image_width, regression_length=n.regression_length,
+                       background_removal=n.background_removal, output_name=n.output_name,
+                       bbox_decoders=[dict(stride=d.stride, reg_pad_index=d.reg_pad_index,
+                                           cls_pad_index=d.cls_pad_index, reg_layer=d.reg_layer, cls_layer=d.cls_layer)
+                                      for d in n.bbox_decoders])
+        activation_note = None
+        if cfg is not None:
+            act, activation_note = infer_class_activation([ng.output(hd_.cls) for hd_ in cfg.heads])
+            if act == "sigmoid" and ng.nms is not None:
+                activation_note += " (HailoRT's own NMS op would not: it would threshold the logits)"
+        out["network_groups"].append(dict(
+            name=ng.name, networks=list(ng.networks), contexts=ng.contexts, partial_layout=ng.partial_layout,
+            inputs=[_layer_dict(x) for x in ng.inputs], outputs=[_layer_dict(x) for x in ng.outputs],
+            post_process_ops=[dict(name=o.name, kind=o.kind, output_name=o.output_name) for o in ng.ops],
+            nms=nms, decoder=config_to_dict(cfg) if cfg is not None else None, decoder_error=reason,
+            class_activation_note=activation_note))
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _quant_line(d: Dict[str, Any]) -> str:
+    if d["per_feature"]:
+        zps, scales = d["qp_zps"] or [d["qp_zp"]], d["qp_scales"] or [d["qp_scale"]]
+        return (f"per feature ({len(scales)}): zp {_fmt(min(zps))}..{_fmt(max(zps))}, "
+                f"scale {_fmt(min(scales))}..{_fmt(max(scales))}")
+    zp, scale = d["qp_zp"], d["qp_scale"]
+    line = f"zp {_fmt(zp)}, scale {_fmt(scale)}"
+    qmax = _QMAX.get(d["dtype"] or "")
+    if qmax and scale:
+        line += f"  -> [{_fmt((0 - zp) * scale)}, {_fmt((qmax - zp) * scale)}]"
+    return line
+
+
+def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]] = None) -> str:
+    """The text `inspect` prints: hailortcli parse-hef's layout, then quantization, NMS, decoder."""
+    lines: List[str] = []
+    h = rep["header"]
+    ok = {True: "verified", False: "MISMATCH", None: "not verified"}[h["checksum_ok"]]
+    lines.append(f"HEF: {rep['file'] or '<bytes>'}  (header v{h['version']}, {h['header_size']} bytes; proto "
+                 f"{h['proto_size']} bytes; {h['checksum_kind']} {ok})")
+    lines.append(f"Architecture HEF was compiled for: {rep['hw_arch']}")
+    if rep["sdk_version"]:
+        lines.append(f"SDK version: {rep['sdk_version']}")
+    for ng in rep["network_groups"]:
+        ctx = "Single Context" if ng["contexts"] <= 1 else f"Multi Context - Number of contexts: {ng['contexts']}"
+        lines.append(f"Network group name: {ng['name']}, {ctx}")
+        for net in ng["networks"]:
+            lines.append(f"    Network name: {net}")
+        lines.append("        VStream infos:")
+        for x in ng["inputs"]:
+            lines.append(f"            Input  {x['name']} {_TYPE.get(x['dtype'], x['dtype'])}, "
+                         f"{x['host_order']}({_shape_str(x['vstream_shape'])})")
+        nms = ng["nms"]
+        hidden = set()
+        if nms is not None:
+            hidden = {n for d in nms["bbox_decoders"] for n in (d["reg_layer"], d["cls_layer"]) if n}
+            mpc = nms["max_proposals_per_class"]
+            lines.append(f"            Output {nms['output_name'] or nms['name']} FLOAT32, HAILO NMS BY CLASS(number of "
+                         f"classes: {nms['classes']}, maximum bounding boxes per class: {mpc}, maximum frame size: "
+                         f"{_nms_frame_bytes(nms['classes'], mpc)})")
+        for x in ng["outputs"]:
+            if x["name"] not in hidden:
+                lines.append(f"            Output {x['name']} {_TYPE.get(x['dtype'], x['dtype'])}, "
+                             f"{x['host_order']}({_shape_str(x['vstream_shape'])})")
+        if nms is not None:
+            lines.append("            Operation:")
+            lines.append("                Op YOLOV8")
+            lines.append(f"                Name: {nms['name']}")
+            lines.append(f"                Score threshold: {nms['score_threshold']:.3f}")
+            lines.append(f"                IoU threshold: {nms['iou_threshold']:.2f}")
+            lines.append(f"                Classes: {nms['classes']}")
+            lines.append(f"                Max bboxes per class: {nms['max_proposals_per_class']}")
+            lines.append(f"                Image height: {nms['image_height']:g}")
+            lines.append(f"                Image width: {nms['image_width']:g}")
+            for d in nms["bbox_decoders"]:
+                lines.append(f"                Bbox decoder: stride {d['stride']}, reg {d['reg_layer']} "
+                             f"(pad {d['reg_pad_index']}), cls {d['cls_layer']} (pad {d['cls_pad_index']})")
+        for op in ng["post_process_ops"]:
+            if nms is None or op["name"] != nms["name"]:
+                lines.append(f"            Operation: {op['kind']} {op['name']} (not decoded by hailo-decode)")
+        lines.append("        Stream infos:")
+        for kind, xs in (("Input ", ng["inputs"]), ("Output", ng["outputs"])):
+            for x in xs:
+                extra = "" if x["padded_shape"] == x["shape"] else f", padded {_shape_str(x['padded_shape'])}"
+                if x["hw_shape"] != x["padded_shape"]:
+                    extra += f", hw shape {_shape_str(x['hw_shape'])} (HailoRT strips the padding)"
+                lines.append(f"            {kind} {x['name']} {_TYPE.get(x['dtype'], x['dtype'])}, "
+                             f"{x['device_order']}({_shape_str(x['shape'])}){extra}  [format code {x['format_code']}]")
+        lines.append("        Quantization (outputs):")
+        width = max(len(x["name"]) for x in ng["outputs"])
+        for x in ng["outputs"]:
+            lines.append(f"            {x['name']:<{width}}  {_quant_line(x)}")
+        lines.append("    Decoder configuration:")
+        cfg = ng["decoder"]
+        if cfg is None:
+            lines.append(f"        none: {ng['decoder_error']}")
+        else:
+            src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes"
+            lines.append(f"        {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
+                         f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
+            for hd in cfg["heads"]:
+                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}")
+            for o in cfg["outputs"]:
+                dev = f", device buffer padded {_shape_str(o['padded_shape'])}" if o["device"] else ""
+                q = ", ".join(f"{len(v)} per-channel {k}" if isinstance(v, list) else f"{k} {_fmt(v)}"
+                              for k, v in (("zp", o["zp"]), ("scale", o["scale"])))
+                lines.append(f"            {o['name']}: {o['dtype']} {o['order']}({_shape_str(o['shape'])}){dev}, {q}")
+            th = cfg["score_threshold"]
+            lines.append(f"        semantics {cfg['semantics']}: activation {cfg['class_activation']}, score "
+                         f"{cfg['score_test']} {th if isinstance(th, list) else _fmt(th)}, IoU {cfg['iou_test']} "
+                         f"{_fmt(cfg['iou_threshold'])}, multi_label {cfg['multi_label']}, max_per_class "
+                         f"{cfg['max_per_class']}, box_format {cfg['box_format']}")
+            if ng.get("class_activation_note"):
+                lines.append(f"        class activation: {ng['class_activation_note']}")
+    if diagnosis is not None:
+        lines.append("Recorded frames:")
+        for d in diagnosis:
+            parts = [f"{d['name']} ({d['role']}, {d['frames']} frame(s))"]
+            if d.get("share_at_min") is not None:
+                parts.append(f"at 0: {d['share_at_min']:.2%}, at {d['qmax']}: {d['share_at_max']:.2%}")
+            parts.append(f"values [{_fmt(d['dequantized_min'])}, {_fmt(d['dequantized_max'])}]")
+            if "score_min" in d:
+                parts.append(f"scores [{_fmt(d['score_min'])}, {_fmt(d['score_max'])}]")
+            lines.append("    " + "; ".join(parts))
+            for w in d.get("warnings", ()):
+                lines.append(f"        warning: {w}")
+    return "\n".join(lines)
+
+
+def _load_frames(path: str, cfg: DecoderConfig) -> Dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    raw: Dict[str, np.ndarray] = {}
+    for o in cfg.outputs:
+        if o.name in data:
+            raw[o.name] = data[o.name]
+            continue
+        short = o.name.rsplit("/", 1)[-1]
+        cands = [k for k in data if k.rsplit("/", 1)[-1] == short]
+        if len(cands) != 1:
+            raise ValueError(f"{path}: no array for output {o.name!r} (keys: {sorted(data)})")
+        raw[o.name] = data[cands[0]]
+    return {k: np.ascontiguousarray(v) for k, v in raw.items()}
+
+
+def _diagnose(cfg: DecoderConfig, raw: Mapping[str, np.ndarray]) -> List[Dict[str, Any]]:
+    from .decoder import Decoder
+
+    decoder = Decoder(cfg)
+    diagnose = getattr(decoder, "diagnose", None)
+    if callable(diagnose):
+        result = diagnose(raw)
+        if isinstance(result, list) and all(isinstance(r, dict) for r in result):
+            return result
+    return diagnose_outputs(cfg, raw)
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    try:
+        info = read_hef(args.hef)
+        rep = inspect_report(info, args.network_group, device_buffers=args.device_buffers, semantics=args.semantics)
+    except (HefError, OSError, KeyError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"hailo-decode inspect: {msg}", file=sys.stderr)
+        return 2
+    diagnosis = None
+    if args.frames:
+        ng = rep["network_groups"][0]
+        if ng["decoder"] is None:
+            print(f"hailo-decode inspect: --frames needs a decoder configuration: {ng['decoder_error']}",
+                  file=sys.stderr)
+            return 2
+        try:
+            cfg = config_from_hef(info, ng["name"], device_buffers=args.device_buffers, semantics=args.semantics)
+            diagnosis = _diagnose(cfg, _load_frames(args.frames, cfg))
+        except (OSError, ValueError, TypeError) as e:
+            print(f"hailo-decode inspect: {args.frames}: {e}", file=sys.stderr)
+            return 2
+    if args.json:
+        if diagnosis is not None:
+            rep["diagnosis"] = diagnosis
+        print(json.dumps(rep, indent=2, default=_json_default))
+    else:
+        print(format_report(rep, diagnosis))
+    return 0
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Standalone entry (`python -m hailo_decode.inspect_cmd model.hef`) until cli.py registers it."""
+    parser = argparse.ArgumentParser(prog="hailo-decode")
+    add_inspect_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["inspect", *(sys.argv[1:] if argv is None else argv)])
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
