@@ -5,6 +5,7 @@ from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from ._core import simd_info
+from .hef import HefError, read_hef
 
 __version__ = "0.1.0"
 
@@ -15,8 +16,10 @@ __all__ = [
     "DecoderConfig",
     "Detections",
     "Head",
+    "HefError",
     "OutputInfo",
     "decode_hailo_nms",
     "hailo_nms_buffer_size",
+    "read_hef",
     "simd_info",
 ]

@@ -1,5 +1,5 @@
 """The `hailo-decode` command: `demo` decodes real model outputs shipped in the package; `bench`
-measures the decoder against NumPy baselines and a read pass."""
+measures the decoder against NumPy baselines and a read pass; `inspect` reads a .hef file."""
 
 from __future__ import annotations
 
@@ -95,6 +95,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
     bench.add_argument("--plot", metavar="PNG", help="write a bar chart (needs matplotlib)")
     bench.set_defaults(run=_bench)
+    from .inspect_cmd import add_inspect_parser
+
+    add_inspect_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -359,6 +359,25 @@ class DecoderConfig:
         return config
 
 
+    @classmethod
+    def from_hef(cls, source: Any, network_group: Any = None, *, device_buffers: bool = False,
+                 **settings: Any) -> "DecoderConfig":
+        """From a .hef file read without HailoRT (hailo_decode.hef): outputs, quantization and,
+        when the HEF has a YOLOv8 NMS op, its heads, thresholds and image size. device_buffers=True
+        describes raw device buffers (device order, padded shape) instead of vstream buffers."""
+        from .hef import config_from_hef
+
+        return config_from_hef(source, network_group, device_buffers=device_buffers, **settings)
+
+    @classmethod
+    def from_hailo(cls, obj: Any, nms_json: Any = None, **kwargs: Any) -> "DecoderConfig":
+        """From live HailoRT objects (a hailo_platform HEF, configured network group, InferModel or
+        ConfiguredInferModel); see hailo_decode.hailort.config_from_hailo for the options."""
+        from .hailort import config_from_hailo
+
+        return config_from_hailo(obj, nms_json, **kwargs)
+
+
 def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:
     exact = [o.name for o in outputs if o.name == layer]
     if exact:

@@ -1,0 +1,177 @@
+"""The test-data side of the hailo_platform double (no such module exists in the real package).
+
+A test describes a model and the frames its "device" produces:
+
+    from hailo_platform import _fake_device as fd
+    model = fd.FakeModel("yolov8n", [
+        fd.FakeOutput("yolov8n/conv41", (80, 80, 64), "uint8", "FCR", zp=84, scale=0.089),
+        fd.FakeOutput("yolov8n/conv42", (80, 80, 80), "uint8", "NHWC", zp=0, scale=1 / 255),
+        ...], frames=[{"yolov8n/conv41": q41, "yolov8n/conv42": q42, ...}, ...])
+    path = fd.register(model)          # what HEF(path) / VDevice.create_infer_model(path) open
+
+Frames are what the chip hands to HailoRT for each inferred input frame, as integer host arrays
+(H, W, C) in the output's own dtype, or for an NMS model the flat float32 HAILO_NMS_BY_CLASS buffer
+of its NMS output. The pipelines then apply what HailoRT applies: dequantization for FLOAT32
+outputs (per tensor or per channel), pyhailort's NMS list / tf conversions. The frames are
+consumed in order, one per inferred frame, cycling when exhausted.
+
+With `nms=FakeNms(...)` the model has HailoRT's host NMS op: the raw outputs are hidden from the
+output vstreams (only the stream infos show them) and the NMS output only comes as FLOAT32.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .pyhailort import _pyhailort as _c
+
+_HOST_TO_DEVICE_ORDER = {"NHWC": "NHCW", "FCR": "FCR", "F8CR": "F8CR", "NC": "NC", "NHW": "NHW"}
+_TYPES = {"uint8": _c.FormatType.UINT8, "uint16": _c.FormatType.UINT16}
+
+
+@dataclass
+class FakeOutput:
+    """One raw output layer: what HEF.get_output_vstream_infos() reports for it.
+
+    order: the host order HailoRT reports (NHWC, FCR, F8CR); the device order of its stream
+    follows HailoRT's default map (NHWC host <- NHCW device) unless device_order is given.
+    zp/scale: one value, or one per channel (a per-feature HEF: quant_info is then all zeros
+    and only InferModel's quant_infos lists them).
+    """
+
+    name: str
+    shape: Tuple[int, int, int]
+    dtype: str = "uint8"
+    order: str = "NHWC"
+    zp: Union[float, Sequence[float]] = 0.0
+    scale: Union[float, Sequence[float]] = 1.0
+    padded_shape: Optional[Tuple[int, int, int]] = None
+    device_order: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self.shape = tuple(int(v) for v in self.shape)
+        if self.dtype not in _TYPES:
+            raise ValueError(f"FakeOutput {self.name!r}: dtype must be uint8 or uint16 (what a chip emits)")
+        if self.order not in ("NHWC", "FCR", "F8CR", "NC", "NHW"):
+            raise ValueError(f"FakeOutput {self.name!r}: unsupported host order {self.order!r}")
+        self.padded_shape = tuple(self.shape if self.padded_shape is None else self.padded_shape)
+        self.device_order = self.device_order or _HOST_TO_DEVICE_ORDER[self.order]
+
+    @property
+    def per_channel(self) -> bool:
+        return np.ndim(self.zp) > 0 or np.ndim(self.scale) > 0
+
+    def quant_infos(self) -> List[_c.QuantInfo]:
+        if not self.per_channel:
+            return [_c.QuantInfo(float(self.zp), float(self.scale), 0.0, 0.0)]
+        c = self.shape[2]
+        zps = np.broadcast_to(np.asarray(self.zp, dtype=np.float64), (c,))
+        scales = np.broadcast_to(np.asarray(self.scale, dtype=np.float64), (c,))
+        return [_c.QuantInfo(float(z), float(s), 0.0, 0.0) for z, s in zip(zps, scales)]
+
+    def quant_info(self) -> _c.QuantInfo:
+        # With per-feature quantization the single quant_info is INVALID_QUANT_INFO (all zeros).
+        return _c.QuantInfo() if self.per_channel else self.quant_infos()[0]
+
+    @property
+    def format_type(self):
+        return _TYPES[self.dtype]
+
+
+@dataclass
+class FakeNms:
+    """HailoRT's host NMS op (DFC nms_postprocess, engine=cpu): one HAILO_NMS_BY_CLASS output."""
+
+    name: str
+    number_of_classes: int
+    max_bboxes_per_class: int = 100
+
+    @property
+    def nms_shape(self) -> _c.NmsShape:
+        return _c.NmsShape(self.number_of_classes, self.max_bboxes_per_class)
+
+    @property
+    def flat_size(self) -> int:
+        return _c.nms_host_shape_size(self.nms_shape)
+
+
+Frames = Union[Sequence[Mapping[str, np.ndarray]], Callable[[int], Mapping[str, np.ndarray]]]
+
+
+class FakeModel:
+    """A network group (one network) with one input and the given outputs."""
+
+    def __init__(self, name: str, outputs: Sequence[FakeOutput], *, frames: Frames = (),
+                 nms: Optional[FakeNms] = None, input_shape: Tuple[int, int, int] = (640, 640, 3)) -> None:
+        self.name = name
+        self.network_name = f"{name}/{name}"  # HailoRTDefaults::get_network_name
+        self.outputs = list(outputs)
+        self.nms = nms
+        self.input_name = f"{name}/input_layer1"
+        self.input_shape = tuple(input_shape)
+        self._frames = frames
+        self._counter = itertools.count()
+        self.frames_produced = 0
+        self.path: Optional[str] = None
+        names = [o.name for o in self.outputs] + ([nms.name] if nms else [])
+        if len(set(names)) != len(names):
+            raise ValueError(f"FakeModel {name!r}: output names repeat: {names}")
+
+    def output(self, name: str) -> FakeOutput:
+        for o in self.outputs:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    # -- what the chip produces, frame by frame ------------------------------------------------
+    def rewind(self) -> None:
+        """The next inferred frame is frames[0] again."""
+        self._counter = itertools.count()
+
+    def next_frame(self) -> Dict[str, np.ndarray]:
+        """The next frame of every output the host receives (the NMS output for an NMS model)."""
+        i = next(self._counter)
+        if callable(self._frames):
+            frame = self._frames(i)
+        else:
+            if not len(self._frames):
+                raise RuntimeError(f"FakeModel {self.name!r}: no frames to deliver (pass frames=...)")
+            frame = self._frames[i % len(self._frames)]
+        self.frames_produced += 1
+        out = {}
+        if self.nms is not None:
+            a = np.asarray(frame[self.nms.name])
+            if a.dtype != np.float32 or a.size != self.nms.flat_size:
+                raise ValueError(f"frame for NMS output {self.nms.name!r} must be {self.nms.flat_size} float32 "
+                                 f"(HAILO_NMS_BY_CLASS), got {a.dtype} {a.shape}")
+            out[self.nms.name] = a.reshape(-1)
+            return out
+        for o in self.outputs:
+            a = np.asarray(frame[o.name])
+            if a.dtype != np.dtype(o.dtype) or a.shape != o.shape:
+                raise ValueError(f"frame for output {o.name!r} must be {o.dtype} {o.shape}, got {a.dtype} {a.shape}")
+            out[o.name] = a
+        return out
+
+
+_REGISTRY: Dict[str, FakeModel] = {}
+
+
+def register(model: FakeModel, path: Optional[str] = None) -> str:
+    """Makes `model` openable as HEF(path) / create_infer_model(path); returns the path."""
+    path = path or f"/fake-hefs/{model.name}.hef"
+    model.path = path
+    _REGISTRY[path] = model
+    return path
+
+
+def lookup(path: str) -> Optional[FakeModel]:
+    return _REGISTRY.get(path)
+
+
+def clear() -> None:
+    _REGISTRY.clear()
