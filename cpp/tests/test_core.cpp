@@ -343,6 +343,7 @@ static void test_threads_same_results() {
 }
 
 int main() {
+    std::printf("kernel paths tested: %s\n", kernels::available());
     test_layouts();
     test_thresholds();
     test_kernels_agree();
