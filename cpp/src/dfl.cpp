@@ -1,6 +1,7 @@
 #include "dfl.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/kernels.hpp"
 
@@ -21,7 +22,15 @@ void load_cell(const TensorView& v, const T* frame, int row, int col, float* val
     }
     const float* zp = v.zp.data();
     const float* scale = v.scale.data();
-    if (v.contiguous_channels) {  // NHWC/FCR: the cell's channels are adjacent, a loop the compiler vectorizes
+    if (v.contiguous_channels && v.per_tensor_quant) {  // the common case
+        if constexpr (std::is_same<T, uint8_t>::value) {
+            kernels::active().dequant_u8(cell, size_t(n), zp[0], scale[0], values);
+        } else {
+            for (int c = 0; c < n; ++c) values[c] = dequantize(float(cell[c]), zp[0], scale[0]);
+        }
+        return;
+    }
+    if (v.contiguous_channels) {
         for (int c = 0; c < n; ++c) values[c] = dequantize(float(cell[c]), zp[c], scale[c]);
         return;
     }

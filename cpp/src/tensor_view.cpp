@@ -96,6 +96,7 @@ TensorView make_tensor_view(const TensorSpec& s) {
                             std::to_string(sc));
         }
     }
+    v.per_tensor_quant = s.dtype != DType::F32 && s.zp.size() == 1 && s.scale.size() == 1;
     return v;
 }
 

@@ -22,6 +22,7 @@ struct TensorView {
     size_t frame_elements = 0;           // largest offset read + 1
     size_t frame_stride = 0;
     bool contiguous_channels = false;    // channel_offset[c] == c
+    bool per_tensor_quant = false;       // one zero point and scale for every channel
 
     size_t cell(int row, int col) const { return size_t(row) * row_stride + size_t(col) * col_stride; }
 };

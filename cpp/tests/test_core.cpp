@@ -116,7 +116,7 @@ static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
 
 static void test_kernels_agree() {
     uint32_t seed = 12345;
-    for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 1000u}) {
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {
         std::vector<uint8_t> v8(n), l8(n);
         std::vector<uint16_t> v16(n), l16(n);
         std::vector<float> vf(n), lf(n);
@@ -134,6 +134,14 @@ static void test_kernels_agree() {
             CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
             a = S.scan_f32(vf.data(), lf.data(), n, ref.data()); b = k->scan_f32(vf.data(), lf.data(), n, got.data());
             CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+        }
+        std::vector<float> dq_ref(n), dq(n);
+        S.dequant_u8(v8.data(), n, 83.0f, 0.0858f, dq_ref.data());
+        for (size_t i = 0; i < n; ++i) CHECK(dq_ref[i] == (float(v8[i]) - 83.0f) * 0.0858f);
+        for (const kernels::Table* k : tables()) {
+            k->dequant_u8(v8.data(), n, 83.0f, 0.0858f, dq.data());
+            CHECK(std::memcmp(dq.data(), dq_ref.data(), n * sizeof(float)) == 0);
+            CHECK(k->byte_sum(v8.data(), n) == S.byte_sum(v8.data(), n));
         }
         // the scalar scan itself, against the definition
         size_t a = S.scan_u8(v8.data(), l8.data(), n, ref.data()), count = 0;

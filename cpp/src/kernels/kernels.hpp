@@ -28,6 +28,8 @@ struct Table {
     bool (*any_iou_over)(const float* y0, const float* x0, const float* y1, const float* x1,
                          const float* area, size_t n, const float b[4], float b_area, float th,
                          bool inclusive);
+    // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
+    void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).
     uint64_t (*byte_sum)(const uint8_t* p, size_t n);
 };

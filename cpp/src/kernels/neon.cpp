@@ -117,6 +117,19 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
 }
 
+void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
+    size_t i = 0;
+    const float32x4_t z = vdupq_n_f32(zp), s = vdupq_n_f32(scale);
+    for (; i + 8 <= n; i += 8) {
+        const uint16x8_t w = vmovl_u8(vld1_u8(src + i));
+        const float32x4_t lo = vcvtq_f32_u32(vmovl_u16(vget_low_u16(w)));
+        const float32x4_t hi = vcvtq_f32_u32(vmovl_u16(vget_high_u16(w)));
+        vst1q_f32(dst + i, vmulq_f32(vsubq_f32(lo, z), s));
+        vst1q_f32(dst + i + 4, vmulq_f32(vsubq_f32(hi, z), s));
+    }
+    for (; i < n; ++i) dst[i] = (float(src[i]) - zp) * scale;
+}
+
 uint64_t byte_sum(const uint8_t* p, size_t n) {
     uint64x2_t acc = vdupq_n_u64(0);
     size_t i = 0;
@@ -126,7 +139,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

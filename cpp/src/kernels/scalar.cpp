@@ -77,13 +77,17 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return false;
 }
 
+void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
+    for (size_t i = 0; i < n; ++i) dst[i] = (float(src[i]) - zp) * scale;
+}
+
 uint64_t byte_sum(const uint8_t* p, size_t n) {
     uint64_t s = 0;
     for (size_t i = 0; i < n; ++i) s += p[i];
     return s;
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

@@ -18,6 +18,18 @@ inline size_t emit(uint32_t mask, size_t base, uint32_t* out, size_t k) {
 
 size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
     size_t i = 0, k = 0;
+    const __m128i zero = _mm_setzero_si128();
+    // 64 bytes per test: saturating limit - value is 0 exactly where value >= limit.
+    for (; i + 64 <= n; i += 64) {
+        __m128i d[4];
+        for (int j = 0; j < 4; ++j)
+            d[j] = _mm_subs_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(l + i + 16 * j)),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i + 16 * j)));
+        const __m128i m = _mm_min_epu8(_mm_min_epu8(d[0], d[1]), _mm_min_epu8(d[2], d[3]));
+        if (!_mm_movemask_epi8(_mm_cmpeq_epi8(m, zero))) continue;
+        for (int j = 0; j < 4; ++j)
+            k = emit(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(d[j], zero))), i + 16 * size_t(j), out, k);
+    }
     for (; i + 16 <= n; i += 16) {
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(l + i));
@@ -117,6 +129,20 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
 }
 
+void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
+    size_t i = 0;
+    const __m128i zero = _mm_setzero_si128();
+    const __m128 z = _mm_set1_ps(zp), s = _mm_set1_ps(scale);
+    for (; i + 16 <= n; i += 16) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        const __m128i lo = _mm_unpacklo_epi8(b, zero), hi = _mm_unpackhi_epi8(b, zero);
+        const __m128i w[4] = {_mm_unpacklo_epi16(lo, zero), _mm_unpackhi_epi16(lo, zero), _mm_unpacklo_epi16(hi, zero),
+                              _mm_unpackhi_epi16(hi, zero)};
+        for (int j = 0; j < 4; ++j) _mm_storeu_ps(dst + i + 4 * j, _mm_mul_ps(_mm_sub_ps(_mm_cvtepi32_ps(w[j]), z), s));
+    }
+    for (; i < n; ++i) dst[i] = (float(src[i]) - zp) * scale;
+}
+
 uint64_t byte_sum(const uint8_t* p, size_t n) {
     __m128i acc = _mm_setzero_si128();
     size_t i = 0;
@@ -127,7 +153,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, byte_sum};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 
