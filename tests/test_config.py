@@ -48,12 +48,14 @@ def test_ultralytics_preset_and_overrides():
     assert again.score_test == ">=" and again.score_threshold == 0.5 and again.multi_label
 
 
-@pytest.mark.parametrize("as_file", [False, True])
-def test_from_nms_json(tmp_path, as_file):
+@pytest.mark.parametrize("form", ["dict", "file", "text"])
+def test_from_nms_json(tmp_path, form):
     src = NMS_JSON
-    if as_file:
+    if form == "file":
         src = tmp_path / "nms.json"
         src.write_text(json.dumps(NMS_JSON))
+    elif form == "text":
+        src = json.dumps(NMS_JSON, indent=1)
     outs = list(reversed(yolo_outputs()))  # order of outputs does not matter
     cfg = hd.DecoderConfig.from_nms_json(src, outputs=outs)
     assert cfg.score_threshold == 0.3 and cfg.iou_threshold == 0.6 and cfg.max_per_class == 50

@@ -313,13 +313,15 @@ class DecoderConfig:
     @classmethod
     def from_nms_json(cls, source: Union[str, os.PathLike, Mapping[str, Any]], outputs: Iterable[OutputInfo],
                       **settings: Any) -> "DecoderConfig":
-        """From the DFC NMS JSON users already have (`nms_scores_th`, `nms_iou_th`, `image_dims`
+        """From the DFC NMS JSON users already have (a path, the JSON text, or a dict): (`nms_scores_th`, `nms_iou_th`, `image_dims`
         [height, width], `max_proposals_per_class`, `classes`, `regression_length`,
         `bbox_decoders` with `reg_layer`, `cls_layer`, `stride`). Layer names match output names
         exactly or as the part after the last '/'. Keywords override the JSON; the preset fills
         the rest."""
         if isinstance(source, Mapping):
             doc = dict(source)
+        elif isinstance(source, str) and source.lstrip().startswith("{"):
+            doc = json.loads(source)  # the JSON text itself, pasted
         else:
             with open(source, "r", encoding="utf-8") as f:
                 doc = json.load(f)

@@ -99,15 +99,17 @@ inline float tree16(__m256 a, __m256 b) {
 void dfl16(const float* x, float out[4]) {
     const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+    __m256 e[8], m[4];
+    for (int side = 0; side < 4; ++side) {  // the four maxima, then 8 independent exps
+        __m256 v = _mm256_max_ps(_mm256_loadu_ps(x + 16 * side), _mm256_loadu_ps(x + 16 * side + 8));
+        v = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
+        v = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+        m[side] = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+    }
+    for (int j = 0; j < 8; ++j) e[j] = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + 8 * j), m[j / 2]));
     for (int side = 0; side < 4; ++side) {
-        const __m256 a = _mm256_loadu_ps(x + 16 * side), b = _mm256_loadu_ps(x + 16 * side + 8);
-        __m256 m = _mm256_max_ps(a, b);
-        m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
-        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-        const __m256 ea = exp_neg(_mm256_sub_ps(a, m)), eb = exp_neg(_mm256_sub_ps(b, m));
-        const __m256 sum = _mm256_set1_ps(tree16(ea, eb));
-        out[side] = tree16(_mm256_mul_ps(idx_lo, _mm256_div_ps(ea, sum)), _mm256_mul_ps(idx_hi, _mm256_div_ps(eb, sum)));
+        const __m256 ea = e[2 * side], eb = e[2 * side + 1];
+        out[side] = tree16(_mm256_mul_ps(idx_lo, ea), _mm256_mul_ps(idx_hi, eb)) / tree16(ea, eb);
     }
 }
 

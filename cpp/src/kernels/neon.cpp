@@ -85,17 +85,19 @@ inline float finish(float32x4_t u) {
 
 void dfl16(const float* x, float out[4]) {
     const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    for (int side = 0; side < 4; ++side) {
+    float32x4_t e[16], m[4];
+    for (int side = 0; side < 4; ++side) {  // the four maxima, then 16 independent exps
         const float* s = x + 16 * side;
-        float32x4_t v[4];
-        for (int j = 0; j < 4; ++j) v[j] = vld1q_f32(s + 4 * j);
-        const float32x4_t m = vdupq_n_f32(vmaxvq_f32(vmaxq_f32(vmaxq_f32(v[0], v[1]), vmaxq_f32(v[2], v[3]))));
-        float32x4_t e[4];
-        for (int j = 0; j < 4; ++j) e[j] = exp_neg(vsubq_f32(v[j], m));
-        const float32x4_t sum = vdupq_n_f32(finish(vaddq_f32(vaddq_f32(e[0], e[2]), vaddq_f32(e[1], e[3]))));
+        m[side] = vdupq_n_f32(vmaxvq_f32(vmaxq_f32(vmaxq_f32(vld1q_f32(s), vld1q_f32(s + 4)),
+                                                   vmaxq_f32(vld1q_f32(s + 8), vld1q_f32(s + 12)))));
+    }
+    for (int j = 0; j < 16; ++j) e[j] = exp_neg(vsubq_f32(vld1q_f32(x + 4 * j), m[j / 4]));
+    for (int side = 0; side < 4; ++side) {
+        const float32x4_t* es = e + 4 * side;
+        const float sum = finish(vaddq_f32(vaddq_f32(es[0], es[2]), vaddq_f32(es[1], es[3])));
         float32x4_t w[4];
-        for (int j = 0; j < 4; ++j) w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), vdivq_f32(e[j], sum));
-        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3])));
+        for (int j = 0; j < 4; ++j) w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), es[j]);
+        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3]))) / sum;
     }
 }
 

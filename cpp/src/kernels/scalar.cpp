@@ -49,16 +49,19 @@ float tree_sum16(const float* e) {
     return (u[0] + u[2]) + (u[1] + u[3]);
 }
 
+// Per side: expectation = sum(i * e_i) / sum(e_i), e_i = exp(x_i - max), both sums in the fixed
+// tree (the same value as HailoRT's sum(i * e_i / sum) up to float rounding).
 void dfl16(const float* x, float out[4]) {
     for (int side = 0; side < 4; ++side) {
         const float* s = x + 16 * side;
         float m = s[0];
         for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
         float e[16], w[16];
-        for (int i = 0; i < 16; ++i) e[i] = exp_neg(s[i] - m);
-        const float sum = tree_sum16(e);
-        for (int i = 0; i < 16; ++i) w[i] = float(i) * (e[i] / sum);
-        out[side] = tree_sum16(w);
+        for (int i = 0; i < 16; ++i) {
+            e[i] = exp_neg(s[i] - m);
+            w[i] = float(i) * e[i];
+        }
+        out[side] = tree_sum16(w) / tree_sum16(e);
     }
 }
 

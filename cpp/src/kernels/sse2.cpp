@@ -96,19 +96,21 @@ inline float finish(__m128 u) {
 void dfl16(const float* x, float out[4]) {
     const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
                            _mm_setr_ps(12, 13, 14, 15)};
-    for (int side = 0; side < 4; ++side) {
+    __m128 e[16], m[4];
+    for (int side = 0; side < 4; ++side) {  // the four maxima, then 16 independent exps
         const float* s = x + 16 * side;
-        __m128 v[4];
-        for (int j = 0; j < 4; ++j) v[j] = _mm_loadu_ps(s + 4 * j);
-        __m128 m = _mm_max_ps(_mm_max_ps(v[0], v[1]), _mm_max_ps(v[2], v[3]));
-        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
-        __m128 e[4];
-        for (int j = 0; j < 4; ++j) e[j] = exp_neg(_mm_sub_ps(v[j], m));
-        const __m128 sum = _mm_set1_ps(finish(_mm_add_ps(_mm_add_ps(e[0], e[2]), _mm_add_ps(e[1], e[3]))));
-        __m128 w[4];
-        for (int j = 0; j < 4; ++j) w[j] = _mm_mul_ps(idx[j], _mm_div_ps(e[j], sum));
-        out[side] = finish(_mm_add_ps(_mm_add_ps(w[0], w[2]), _mm_add_ps(w[1], w[3])));
+        __m128 v = _mm_max_ps(_mm_max_ps(_mm_loadu_ps(s), _mm_loadu_ps(s + 4)),
+                              _mm_max_ps(_mm_loadu_ps(s + 8), _mm_loadu_ps(s + 12)));
+        v = _mm_max_ps(v, _mm_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+        m[side] = _mm_max_ps(v, _mm_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+    }
+    for (int j = 0; j < 16; ++j) e[j] = exp_neg(_mm_sub_ps(_mm_loadu_ps(x + 4 * j), m[j / 4]));
+    for (int side = 0; side < 4; ++side) {
+        const __m128* es = e + 4 * side;
+        const float sum = finish(_mm_add_ps(_mm_add_ps(es[0], es[2]), _mm_add_ps(es[1], es[3])));
+        const __m128 w0 = _mm_mul_ps(idx[0], es[0]), w1 = _mm_mul_ps(idx[1], es[1]);
+        const __m128 w2 = _mm_mul_ps(idx[2], es[2]), w3 = _mm_mul_ps(idx[3], es[3]);
+        out[side] = finish(_mm_add_ps(_mm_add_ps(w0, w2), _mm_add_ps(w1, w3))) / sum;
     }
 }
 
