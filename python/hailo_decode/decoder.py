@@ -105,6 +105,11 @@ class Decoder:
         self.threads = threads
         self._core = _core.Decoder(_core_config(config), threads)
         self._outputs: Tuple[OutputInfo, ...] = config.outputs
+        # The hot path's checks, precomputed: name, dtype, the one-frame shapes. Anything that
+        # fails them goes through _arrays, which says exactly what is wrong.
+        self._fast = tuple((o.name, np.dtype(o.dtype), frozenset(o.frame_shapes)) for o in config.outputs)
+        self._meta = dict(box_format=config.box_format, image_size=config.image_size,
+                          num_classes=config.num_classes, max_per_class=config.max_per_class)
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
         if not isinstance(raw, Mapping):
@@ -134,19 +139,28 @@ class Decoder:
             arrays.append(a)
         return arrays, batch
 
-    def _detections(self, frame: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> Detections:
-        cfg = self.config
-        boxes, scores, classes = frame
-        return Detections(boxes, scores, classes, box_format=cfg.box_format, image_size=cfg.image_size,
-                          num_classes=cfg.num_classes, max_per_class=cfg.max_per_class)
+    def _single_frame_arrays(self, raw: Frames) -> Optional[List[np.ndarray]]:
+        """The arrays of one frame without a batch axis, if everything is as declared; else None."""
+        if type(raw) is not dict or len(raw) != len(self._fast):
+            return None
+        arrays = []
+        for name, dtype, shapes in self._fast:
+            a = raw.get(name)
+            if type(a) is not np.ndarray or a.dtype != dtype or a.shape not in shapes or not a.flags.c_contiguous:
+                return None
+            arrays.append(a)
+        return arrays
 
     def __call__(self, raw: Frames) -> Union[Detections, List[Detections]]:
         return self.decode(raw)
 
     def decode(self, raw: Frames) -> Union[Detections, List[Detections]]:
-        arrays, batch = self._arrays(raw)
+        arrays = self._single_frame_arrays(raw)
+        batch = None
+        if arrays is None:
+            arrays, batch = self._arrays(raw)
         frames = self._core.decode(arrays, 1 if batch is None else batch)
-        dets = [self._detections(f) for f in frames]
+        dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
         return dets[0] if batch is None else dets
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None) -> np.ndarray:

@@ -67,6 +67,15 @@ class Detections:
         self.num_classes = num_classes
         self.max_per_class = max_per_class
 
+    @classmethod
+    def _trusted(cls, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray, meta: dict) -> "Detections":
+        """From the core's own arrays (already (n, 4) float32, (n,) float32, (n,) int32): no checks."""
+        d = cls.__new__(cls)
+        d.boxes, d.scores, d.class_ids = boxes, scores, class_ids
+        d.box_format, d.image_size = meta["box_format"], meta["image_size"]
+        d.num_classes, d.max_per_class = meta["num_classes"], meta["max_per_class"]
+        return d
+
     def __len__(self) -> int:
         return len(self.scores)
 
