@@ -15,6 +15,27 @@ import hailo_decode as hd  # noqa: E402
 from hailo_decode.cli import demo_config, load_demo_frames  # noqa: E402
 
 HEAD_KEYS = (("box_8", "cls_8", 8), ("box_16", "cls_16", 16), ("box_32", "cls_32", 32))
+FAKE_ROOT = TESTS / "fake_hailo_platform"
+
+
+def _drop_hailo_platform(monkeypatch):
+    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+@pytest.fixture
+def hp(monkeypatch):
+    """The hailo_platform test double (tests/fake_hailo_platform), importable for this test only."""
+    _drop_hailo_platform(monkeypatch)
+    monkeypatch.syspath_prepend(str(FAKE_ROOT))
+    import hailo_platform
+    assert Path(hailo_platform.__file__).resolve().is_relative_to(FAKE_ROOT)
+    from hailo_platform import _fake_device
+    _fake_device.clear()
+    yield hailo_platform
+    _fake_device.clear()
+    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
+        del sys.modules[name]
 
 
 @pytest.fixture(scope="session")

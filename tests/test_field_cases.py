@@ -20,8 +20,6 @@ c. a HEF whose NMS did compile: its HAILO_NMS_BY_CLASS output (packed here in Nu
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,32 +29,16 @@ from hailo_decode import _core, hailort
 from conftest import reference_set
 from reference_decoder import reference_decode
 
-FAKE_ROOT = Path(__file__).resolve().parent / "fake_hailo_platform"
 N_FRAMES = 5
 
-# -- the hailo_platform double (as in test_hailort.py) ------------------------------------------------
-
-
-def _drop_hailo_platform(monkeypatch):
-    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
-        monkeypatch.delitem(sys.modules, name)
+# -- the hailo_platform double: conftest's `hp`, here without the HEF-file reader (the double's HEF
+# paths are not files) ---------------------------------------------------------------------------
 
 
 @pytest.fixture
-def hp(monkeypatch):
-    """The hailo_platform double, importable for this test only, and no HEF-file reader (the
-    double's HEF paths are not files)."""
-    _drop_hailo_platform(monkeypatch)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
+def hp(hp, monkeypatch):
     monkeypatch.setattr(hailort, "_hef_module", lambda: None)
-    import hailo_platform
-    assert Path(hailo_platform.__file__).resolve().is_relative_to(FAKE_ROOT)
-    from hailo_platform import _fake_device
-    _fake_device.clear()
-    yield hailo_platform
-    _fake_device.clear()
-    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
-        del sys.modules[name]
+    return hp
 
 
 def _fd():

@@ -9,16 +9,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hailo_decode as hd
 from hailo_decode import hailort
-from conftest import HEAD_KEYS, demo_config, uint8_frames
+from conftest import FAKE_ROOT, HEAD_KEYS, _drop_hailo_platform, demo_config, uint8_frames
 
-FAKE_ROOT = Path(__file__).resolve().parent / "fake_hailo_platform"
 NET = "fall"
 NMS_NAME = f"{NET}/yolov8_nms_postprocess"
 ORDER = {"box": "FCR", "cls": "NHWC"}  # as a YOLOv8 HEF reports them: box tensors FCR, class tensors NHWC
@@ -27,24 +25,6 @@ DEMO_TOTAL = 9  # the model's own count at conf 0.25 (tests/fixtures/README.md)
 
 # -- the double ------------------------------------------------------------------------------------
 
-def _drop_hailo_platform(monkeypatch):
-    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
-        monkeypatch.delitem(sys.modules, name)
-
-
-@pytest.fixture
-def hp(monkeypatch):
-    """The hailo_platform double, importable for this test only."""
-    _drop_hailo_platform(monkeypatch)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
-    import hailo_platform
-    assert Path(hailo_platform.__file__).resolve().is_relative_to(FAKE_ROOT)
-    from hailo_platform import _fake_device
-    _fake_device.clear()
-    yield hailo_platform
-    _fake_device.clear()
-    for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
-        del sys.modules[name]
 
 
 @pytest.fixture

@@ -38,13 +38,20 @@ class PyDecoder {
 public:
     PyDecoder(Config cfg, int threads) : dec_(std::move(cfg), threads) {}
 
-    py::list decode(const std::vector<py::array>& arrays, size_t n_frames) {
+    // Pointers and element counts of the arrays, one per output, each checked by checked_buffer.
+    void collect(const std::vector<py::array>& arrays, std::vector<const void*>& ptrs, std::vector<size_t>& elements) const {
         const auto& outs = dec_.config().outputs;
         if (arrays.size() != outs.size())
             throw py::value_error("expected " + std::to_string(outs.size()) + " arrays, got " + std::to_string(arrays.size()));
-        std::vector<const void*> ptrs(arrays.size());
-        std::vector<size_t> elements(arrays.size());
+        ptrs.resize(arrays.size());
+        elements.resize(arrays.size());
         for (size_t i = 0; i < arrays.size(); ++i) ptrs[i] = checked_buffer(arrays[i], outs[i], elements[i]);
+    }
+
+    py::list decode(const std::vector<py::array>& arrays, size_t n_frames) {
+        std::vector<const void*> ptrs;
+        std::vector<size_t> elements;
+        collect(arrays, ptrs, elements);
 
         std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
         {
@@ -73,11 +80,9 @@ public:
 
     // Seconds per decode of the same arrays, `iterations` times, timed in C++ (benchmarks).
     std::vector<double> time_decode(const std::vector<py::array>& arrays, size_t n_frames, size_t iterations) {
-        const auto& outs = dec_.config().outputs;
-        if (arrays.size() != outs.size()) throw py::value_error("wrong number of arrays");
-        std::vector<const void*> ptrs(arrays.size());
-        std::vector<size_t> elements(arrays.size());
-        for (size_t i = 0; i < arrays.size(); ++i) ptrs[i] = checked_buffer(arrays[i], outs[i], elements[i]);
+        std::vector<const void*> ptrs;
+        std::vector<size_t> elements;
+        collect(arrays, ptrs, elements);
         std::vector<double> times(iterations);
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(mutex_);

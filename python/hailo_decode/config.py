@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -237,8 +237,6 @@ class DecoderConfig:
             b, c = by_name[h.box], by_name[h.cls]
             if b.shape[:2] != c.shape[:2]:
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
-            if b.dtype != c.dtype:
-                pass  # allowed: each tensor is read with its own dtype
         self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
 
         s = resolved
