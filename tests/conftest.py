@@ -67,9 +67,23 @@ def uint8_frames(data):
     return {f"fall/{k}": data[k] for b, c, _ in HEAD_KEYS for k in (b, c)}
 
 
+def assert_same_detections(a, b):
+    """Identical Detections (or lists of them), order included."""
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same_detections(x, y)
+        return
+    assert isinstance(a, hd.Detections) and isinstance(b, hd.Detections)
+    np.testing.assert_array_equal(a.class_ids, b.class_ids)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    np.testing.assert_array_equal(a.boxes, b.boxes)
+    assert a.box_format == b.box_format
+
+
 def reference_set(data, name, frame):
     sel = data[f"{name}_frame"] == frame
     return data[f"{name}_xyxy"][sel], data[f"{name}_scores"][sel], data[f"{name}_classes"][sel]
 
 
-__all__ = ["HEAD_KEYS", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config"]
+__all__ = ["HEAD_KEYS", "assert_same_detections", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config"]

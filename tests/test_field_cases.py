@@ -26,7 +26,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import _core, hailort
-from conftest import reference_set
+from conftest import assert_same_detections, reference_set
 from reference_decoder import reference_decode
 
 N_FRAMES = 5
@@ -65,17 +65,7 @@ def _images(n):
 # -- comparisons -----------------------------------------------------------------------------------------
 
 
-def _same(a, b):
-    """Identical Detections (or lists of them), order included."""
-    if isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-        return
-    np.testing.assert_array_equal(a.class_ids, b.class_ids)
-    np.testing.assert_array_equal(a.scores, b.scores)
-    np.testing.assert_array_equal(a.boxes, b.boxes)
-    assert a.box_format == b.box_format
+_same = assert_same_detections
 
 
 def _as_set(d):

@@ -15,7 +15,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import hailort
-from conftest import FAKE_ROOT, HEAD_KEYS, _drop_hailo_platform, demo_config, uint8_frames
+from conftest import assert_same_detections, FAKE_ROOT, HEAD_KEYS, _drop_hailo_platform, demo_config, uint8_frames
 
 NET = "fall"
 NMS_NAME = f"{NET}/yolov8_nms_postprocess"
@@ -80,18 +80,7 @@ def _direct_config(outputs, **settings):
     return hd.DecoderConfig(infos, heads, image_size=(640, 640), **settings)
 
 
-def _same(a, b):
-    """Two Detections (or lists of them) are identical."""
-    if isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-        return
-    assert isinstance(a, hd.Detections) and isinstance(b, hd.Detections)
-    np.testing.assert_array_equal(a.class_ids, b.class_ids)
-    np.testing.assert_array_equal(a.scores, b.scores)
-    np.testing.assert_array_equal(a.boxes, b.boxes)
-    assert a.box_format == b.box_format
+_same = assert_same_detections
 
 
 def _close(a, b, atol=1e-4):
