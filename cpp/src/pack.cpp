@@ -1,10 +1,19 @@
 #include "hailo_decode/pack.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 namespace hailo_decode {
+
+size_t hailo_nms_by_class_floats(size_t num_classes, size_t max_per_class) {
+    const size_t max = std::numeric_limits<size_t>::max();
+    if (max_per_class > (max - 1) / 5 || (num_classes && 1 + 5 * max_per_class > max / num_classes))
+        throw std::invalid_argument("HAILO_NMS_BY_CLASS size overflows: " + std::to_string(num_classes) + " classes x " +
+                                    std::to_string(max_per_class) + " boxes");
+    return num_classes * (1 + 5 * max_per_class);
+}
 
 size_t pack_hailo_nms_by_class(const float* boxes, const float* scores, const int32_t* class_ids, size_t count,
                                size_t num_classes, size_t max_per_class, float* out, size_t out_floats) {

@@ -83,17 +83,24 @@ TensorView make_tensor_view(const TensorSpec& s) {
                     std::to_string(v.frame_elements) + " elements)");
     v.frame_stride = s.frame_stride;
 
+    // The scan plan holds a few bytes per position of a padded row: keep that bounded.
+    constexpr size_t kMaxRow = size_t(1) << 22;
+    if (s.order != Order::NCHW && v.row_stride > kMaxRow)
+        fail(s, "a padded row holds " + std::to_string(v.row_stride) + " elements, more than " + std::to_string(kMaxRow));
     if (s.dtype != DType::F32) {
         v.zp = per_channel(s, s.zp, "zero points");
         v.scale = per_channel(s, s.scale, "scales");
+        const float qmax = s.dtype == DType::U8 ? 255.0f : 65535.0f;
         for (int c = 0; c < s.channels; ++c) {
-            if (!std::isfinite(v.zp[size_t(c)]))
-                fail(s, "zero point of channel " + std::to_string(c) + " must be finite, got " +
-                            std::to_string(v.zp[size_t(c)]));
-            float sc = v.scale[size_t(c)];
+            const float zp = v.zp[size_t(c)], sc = v.scale[size_t(c)];
+            if (!std::isfinite(zp))
+                fail(s, "zero point of channel " + std::to_string(c) + " must be finite, got " + std::to_string(zp));
             if (!(std::isfinite(sc) && sc > 0.0f))
-                fail(s, "scale of channel " + std::to_string(c) + " must be finite and > 0, got " +
-                            std::to_string(sc));
+                fail(s, "scale of channel " + std::to_string(c) + " must be finite and > 0, got " + std::to_string(sc));
+            // Every quantized value must dequantize to a finite float32.
+            if (!std::isfinite(dequantize(0.0f, zp, sc)) || !std::isfinite(dequantize(qmax, zp, sc)))
+                fail(s, "zero point " + std::to_string(zp) + " and scale " + std::to_string(sc) + " of channel " +
+                            std::to_string(c) + " dequantize to non-finite float32 values");
         }
     }
     v.per_tensor_quant = s.dtype != DType::F32 && s.zp.size() == 1 && s.scale.size() == 1;

@@ -91,6 +91,16 @@ class OutputInfo:
                 raise ValueError(f"output {name!r}: {what} must be finite, got {q}")
             if what == "scale" and not all(v > 0 for v in values):
                 raise ValueError(f"output {name!r}: scale must be > 0, got {q}")
+        if dtype != "float32":
+            # The core dequantizes in float32: every quantized value must stay a finite float32.
+            qmax = np.float32(255 if dtype == "uint8" else 65535)
+            zps = np.asarray(zp, dtype=np.float32).reshape(-1)
+            scales = np.asarray(scale, dtype=np.float32).reshape(-1)
+            with np.errstate(over="ignore", invalid="ignore"):
+                ends = np.concatenate([(np.float32(0) - zps) * scales, (qmax - zps) * scales])
+            if not (np.all(scales > 0) and np.all(np.isfinite(ends))):
+                raise ValueError(f"output {name!r}: zp {zp} and scale {scale} do not dequantize {dtype} values to "
+                                 f"finite float32 numbers (the scale must be > 0 and (q - zp) * scale finite in float32)")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", dtype)
         object.__setattr__(self, "order", order)
@@ -112,6 +122,14 @@ class OutputInfo:
             item = np.dtype(self.dtype).itemsize
             n = -(-n * item // 8) * 8 // item
         return n
+
+    @property
+    def batch_frame_shapes(self) -> Tuple[Tuple[int, ...], ...]:
+        """Per-frame shapes a batch (a leading axis) may have: for raw device buffers only those
+        whose size is the raw frame size, since frames are spaced by it."""
+        if not self.device:
+            return self.frame_shapes
+        return tuple(s for s in self.frame_shapes if int(np.prod(s)) == self.frame_elements)
 
     @property
     def frame_shapes(self) -> Tuple[Tuple[int, ...], ...]:
@@ -154,12 +172,34 @@ SEMANTICS: Dict[str, Dict[str, Any]] = {
 _SETTINGS = tuple(SEMANTICS["hailort"])
 
 
+# Caps beyond this are not caps: they would only make HailoRT-shaped buffers impossibly large.
+MAX_CAP = 1 << 20
+
+
 def _opt_int(value: Any, what: str) -> Optional[int]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{what} must be None or an integer >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= MAX_CAP:
+        raise ValueError(f"{what} must be None or an integer >= 0 (at most {MAX_CAP}), got {value!r}")
     return int(value)
+
+
+def _json_int(value: Any, what: str) -> int:
+    """An integer from the NMS JSON (which may hold floats such as 16.0, or Infinity)."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"NMS JSON: {what} must be a number, got {value!r}") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValueError(f"NMS JSON: {what} must be a whole number, got {value!r}")
+    return int(f)
+
+
+def _json_float(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"NMS JSON: {what} must be a number, got {value!r}") from None
 
 
 def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
@@ -251,8 +291,9 @@ class DecoderConfig:
         self.max_total = _opt_int(s["max_total"], "max_total")
         self.max_candidates = _opt_int(s["max_candidates"], "max_candidates")
         iou = s["iou_threshold"]
-        if isinstance(iou, bool) or not isinstance(iou, (int, float, np.floating, np.integer)) or not math.isfinite(iou):
-            raise ValueError(f"iou_threshold must be a finite number, got {iou!r}")
+        if (isinstance(iou, bool) or not isinstance(iou, (int, float, np.floating, np.integer))
+                or not math.isfinite(iou) or not np.isfinite(np.float32(iou))):
+            raise ValueError(f"iou_threshold must be a finite number (as float32 too), got {iou!r}")
         self.iou_threshold = float(iou)
         th = np.asarray(s["score_threshold"], dtype=np.float64)
         if th.ndim > 1 or (th.ndim == 1 and th.size != self.num_classes):
@@ -329,29 +370,35 @@ class DecoderConfig:
         decoders = doc.get("bbox_decoders")
         if not decoders:
             raise ValueError("NMS JSON: 'bbox_decoders' is missing or empty")
+        if not isinstance(decoders, (list, tuple)):
+            raise ValueError(f"NMS JSON: 'bbox_decoders' must be a list, got {type(decoders).__name__}")
         heads = []
         for i, d in enumerate(decoders):
+            if not isinstance(d, Mapping):
+                raise ValueError(f"NMS JSON: bbox_decoders[{i}] must be an object, got {d!r}")
             try:
-                heads.append(Head(_match_output(d["reg_layer"], outputs), _match_output(d["cls_layer"], outputs),
-                                  int(d["stride"])))
+                heads.append(Head(_match_output(str(d["reg_layer"]), outputs), _match_output(str(d["cls_layer"]), outputs),
+                                  _json_int(d["stride"], f"bbox_decoders[{i}].stride")))
             except KeyError as e:
                 raise ValueError(f"NMS JSON: bbox_decoders[{i}] lacks {e}") from None
         from_json: Dict[str, Any] = {}
         if "nms_scores_th" in doc:
-            from_json["score_threshold"] = float(doc["nms_scores_th"])
+            from_json["score_threshold"] = _json_float(doc["nms_scores_th"], "nms_scores_th")
         if "nms_iou_th" in doc:
-            from_json["iou_threshold"] = float(doc["nms_iou_th"])
+            from_json["iou_threshold"] = _json_float(doc["nms_iou_th"], "nms_iou_th")
         if "max_proposals_per_class" in doc:
-            from_json["max_per_class"] = int(doc["max_proposals_per_class"])
+            from_json["max_per_class"] = _json_int(doc["max_proposals_per_class"], "max_proposals_per_class")
         if "image_dims" in doc:
             dims = doc["image_dims"]
-            from_json["image_size"] = (int(dims[0]), int(dims[1]))
+            if not isinstance(dims, (list, tuple)) or len(dims) != 2:
+                raise ValueError(f"NMS JSON: image_dims must be [height, width], got {dims!r}")
+            from_json["image_size"] = (_json_int(dims[0], "image_dims[0]"), _json_int(dims[1], "image_dims[1]"))
         from_json.update(settings)
         config = cls(outputs, heads, **from_json)
-        if "classes" in doc and int(doc["classes"]) != config.num_classes:
+        if "classes" in doc and _json_int(doc["classes"], "classes") != config.num_classes:
             raise ValueError(f"NMS JSON says {doc['classes']} classes, class outputs have {config.num_classes} channels")
         if "regression_length" in doc:
-            rl = int(doc["regression_length"])
+            rl = _json_int(doc["regression_length"], "regression_length")
             # DFC JSONs count bins (16); Ultralytics-style configs say reg_max - 1 (15).
             if config.bins not in (rl, rl + 1):
                 raise ValueError(f"NMS JSON regression_length {rl} does not fit box outputs with {config.bins} bins "

@@ -71,15 +71,12 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
 
 def _frames_in(o: OutputInfo, a: np.ndarray) -> Optional[int]:
     """Frames in `a` for output `o`: None if the array has no batch axis, else the batch size."""
-    for shape in o.frame_shapes:
-        if a.shape == shape:
-            return None
-        if a.ndim == len(shape) + 1 and a.shape[1:] == shape:
-            if o.device and len(shape) == 1 and shape[0] != o.frame_elements and a.shape[0] > 1:
-                continue  # batched raw frames are spaced by the rounded-up frame size
-            return a.shape[0]
+    if a.shape in o.frame_shapes:
+        return None
+    if a.ndim >= 1 and (a.shape[1:] in o.batch_frame_shapes or (a.shape[0] <= 1 and a.shape[1:] in o.frame_shapes)):
+        return a.shape[0]  # (with 0 or 1 frame, how frames are spaced does not matter)
     expected = " or ".join(str(s) for s in o.frame_shapes)
-    batched = " or ".join(str(("N",) + s) for s in o.frame_shapes)
+    batched = " or ".join("(N, " + ", ".join(str(v) for v in s) + ")" for s in o.batch_frame_shapes)
     raise ValueError(f"output {o.name!r}: expected shape {expected} (or {batched} for a batch), got {a.shape}")
 
 

@@ -4,6 +4,7 @@ and the flat float32 HAILO_NMS_BY_CLASS buffer."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -17,9 +18,20 @@ _BBOX_PARAMS = 5  # y_min, x_min, y_max, x_max, score
 DEFAULT_MAX_PER_CLASS = 100
 
 
+# Far above HailoRT's own (80 classes x 100 boxes: 40,080 floats), far below what would exhaust memory.
+MAX_NMS_BUFFER_FLOATS = 1 << 28
+
+
 def hailo_nms_buffer_size(num_classes: int, max_per_class: int) -> int:
     """float32 values in a HAILO_NMS_BY_CLASS buffer: classes * (1 + 5 * max_per_class)."""
-    return int(_core.hailo_nms_by_class_floats(int(num_classes), int(max_per_class)))
+    nc, mpc = int(num_classes), int(max_per_class)
+    if nc < 0 or mpc < 0:
+        raise ValueError(f"num_classes and max_per_class must be >= 0, got {nc}, {mpc}")
+    size = nc * (1 + 5 * mpc)  # Python integers: no overflow
+    if size > MAX_NMS_BUFFER_FLOATS:
+        raise ValueError(f"a HAILO_NMS_BY_CLASS buffer for {nc} classes x {mpc} boxes would hold {size} float32 "
+                         f"values, more than {MAX_NMS_BUFFER_FLOATS}")
+    return size
 
 
 def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[Tuple[int, int]]) -> np.ndarray:
@@ -95,6 +107,8 @@ class Detections:
         if self.image_size is None:
             raise ValueError("to_original needs the network input size (image_size)")
         (ih, iw), (oh, ow) = self.image_size, (int(original_size[0]), int(original_size[1]))
+        if oh <= 0 or ow <= 0:
+            raise ValueError(f"original_size must be a positive (height, width), got {original_size!r}")
         gain = min(ih / oh, iw / ow)
         pad_x = round((iw - ow * gain) / 2 - 0.1)
         pad_y = round((ih - oh * gain) / 2 - 0.1)
@@ -169,7 +183,7 @@ def _class_runs(flat: np.ndarray, num_classes: int) -> List[Tuple[int, int]]:
         if pos >= flat.size:
             raise ValueError(f"HAILO_NMS_BY_CLASS buffer ends before class {k} (size {flat.size})")
         c = float(flat[pos])
-        if not (c >= 0 and c == int(c)):
+        if not (math.isfinite(c) and c >= 0 and c == int(c)):
             raise ValueError(f"HAILO_NMS_BY_CLASS buffer: class {k} count {c} is not a whole number >= 0")
         n = int(c)
         if pos + 1 + _BBOX_PARAMS * n > flat.size:
@@ -199,6 +213,40 @@ def _from_rows(rows: Sequence[np.ndarray], image_size: Optional[Tuple[int, int]]
     return det
 
 
+def _list_depth(x: Any, limit: int = 5) -> Optional[int]:
+    """Nesting depth of lists (an ndarray adds its ndim; a number is depth 0), from the first
+    non-empty item at each level; None when every branch is empty. Deeper than `limit`: ValueError."""
+    depth = 0
+    while isinstance(x, (list, tuple)):
+        depth += 1
+        if depth > limit:
+            raise ValueError(f"HailoRT NMS output nested deeper than {limit} levels")
+        items = [i for i in x if not (isinstance(i, (list, tuple)) and len(i) == 0)]
+        if not items:
+            return None if depth < 3 else depth
+        x = items[0]
+    return depth + (x.ndim if isinstance(x, np.ndarray) else 0)
+
+
+def _list_frame(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]], box_format: str,
+                max_per_class: Optional[int]) -> Detections:
+    """One frame given as pyhailort's per-class list."""
+    if not isinstance(output, (list, tuple)):
+        raise ValueError(f"expected a per-class list for a frame, got {type(output).__name__}")
+    rows = []
+    for k, r in enumerate(output):
+        try:
+            a = np.asarray(r, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ValueError(f"class {k}: expected an (n, 5) array of numbers, got {type(r).__name__}") from None
+        if a.size and (a.ndim != 2 or a.shape[1] != _BBOX_PARAMS):
+            raise ValueError(f"class {k}: expected an (n, 5) array, got shape {a.shape}")
+        rows.append(a.reshape(-1, _BBOX_PARAMS))
+    if num_classes is not None and len(rows) != num_classes:
+        raise ValueError(f"expected {num_classes} classes, got a list of {len(rows)}")
+    return _from_rows(rows, image_size, box_format, max_per_class)
+
+
 def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_class: Optional[int] = None,
                      image_size: Optional[Tuple[int, int]] = None,
                      box_format: str = "yxyx_normalized") -> Union[Detections, List[Detections]]:
@@ -209,18 +257,10 @@ def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_
     (list of per-frame lists, a 4-D tf array, a 2-D flat array) gives a list of Detections.
     """
     if isinstance(output, (list, tuple)):
-        if output and isinstance(output[0], (list, tuple)):
-            return [decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class,
-                                     image_size=image_size, box_format=box_format) for f in output]
-        rows = []
-        for k, r in enumerate(output):
-            a = np.asarray(r)
-            if a.size and (a.ndim != 2 or a.shape[1] != _BBOX_PARAMS):
-                raise ValueError(f"class {k}: expected an (n, 5) array, got shape {a.shape}")
-            rows.append(a)
-        if num_classes is not None and len(rows) != num_classes:
-            raise ValueError(f"expected {num_classes} classes, got a list of {len(rows)}")
-        return _from_rows(rows, image_size, box_format, max_per_class)
+        depth = _list_depth(output)
+        if depth == 4:  # a batch: frames of classes of (n, 5) rows
+            return [_list_frame(f, num_classes, image_size, box_format, max_per_class) for f in output]
+        return _list_frame(output, num_classes, image_size, box_format, max_per_class)
     a = np.asarray(output)
     if a.dtype.kind != "f":
         raise TypeError(f"HailoRT NMS output must be float32, got {a.dtype}")

@@ -63,6 +63,8 @@ def _logical(o: OutputInfo, a: np.ndarray) -> np.ndarray:
         return a.reshape(-1, h, w, c)
     hp, wp, cp = o.padded_shape
     dense = hp * wp * cp
+    if a.ndim == 0:
+        raise ValueError(f"output {o.name!r}: expected an array of shape {o.frame_shapes[0]}, got a scalar")
     if a.shape in o.frame_shapes:
         frames = a.reshape(1, -1)
     else:

@@ -8,9 +8,8 @@
 
 namespace hailo_decode {
 
-inline size_t hailo_nms_by_class_floats(size_t num_classes, size_t max_per_class) {
-    return num_classes * (1 + 5 * max_per_class);
-}
+// classes * (1 + 5 * max_per_class); throws std::invalid_argument when that does not fit a size_t.
+size_t hailo_nms_by_class_floats(size_t num_classes, size_t max_per_class);
 
 // Writes detections (boxes normalized [ymin, xmin, ymax, xmax], any class order, score-descending
 // within each class) into `out`, keeping at most max_per_class per class in the given order and
