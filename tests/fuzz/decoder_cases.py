@@ -39,7 +39,7 @@ layouts address the same elements); each frame of a batch decoded alone gives th
 detections; every SIMD kernel path gives the same detections; decode_to_hailo_nms equals
 Detections.to_hailo_nms_buffer and decode_hailo_nms reads it back.
 
-Known bugs (see FUZZING.md; each has an xfail(strict=True) test in test_fuzz_decoder.py) are
+Known bugs (see FUZZING.md; each has a test in test_fuzz_decoder.py, xfail(strict=True) while open) are
 recognized narrowly by ``KNOWN`` predicates so that the fuzzer keeps looking past them; the
 outcome label of such a case starts with "known:".
 """

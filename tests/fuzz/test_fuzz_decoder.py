@@ -6,8 +6,8 @@ docstring); scripts/fuzz.py runs the same harnesses for a given time.
 Every decode runs in this process: a crash takes pytest down, which CI sees; a hang ends the
 process through the watchdog (decoder_cases.watchdog), a slow example fails its deadline.
 
-The xfail(strict=True) tests at the end pin the bugs the fuzzing found (FUZZING.md): they fail
-today, and will report XPASS (a failure, strict) once fixed, so the marker must then go.
+The KB tests at the end pin the fixes of the bugs the fuzzing found (FUZZING.md): each reproduces
+its bug's input and asserts the clean outcome.
 """
 
 from __future__ import annotations
