@@ -1,0 +1,20 @@
+# Shortcuts for developers; CI runs .ci/run.
+SECONDS ?= 600
+FRAMES ?= 1000000
+
+.PHONY: test fuzz bench soak ci
+
+test:            ## README's test command
+	pip install ".[test]" && python -m pytest -q
+
+fuzz:            ## the fuzz harnesses for longer: make fuzz SECONDS=3600
+	python scripts/fuzz.py --seconds $(SECONDS) --target all
+
+bench:           ## side-by-side benchmarks (BENCHMARKS.md)
+	pip install ".[bench]" && hailo-decode bench --json bench.json --plot bench.png
+
+soak:            ## resident memory and time per frame over a long run
+	python benchmarks/soak.py --frames $(FRAMES)
+
+ci:
+	bash .ci/run
