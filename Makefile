@@ -1,5 +1,6 @@
 # Shortcuts for developers; CI runs .ci/run.
 SECONDS ?= 600
+TARGET ?= all
 FRAMES ?= 1000000
 
 .PHONY: test fuzz bench soak ci
@@ -7,8 +8,8 @@ FRAMES ?= 1000000
 test:            ## README's test command
 	pip install ".[test]" && python -m pytest -q
 
-fuzz:            ## the fuzz harnesses for longer: make fuzz SECONDS=3600
-	python scripts/fuzz.py --seconds $(SECONDS) --target all
+fuzz:            ## the fuzz harnesses for longer: make fuzz SECONDS=3600 TARGET=decoder|hef|all
+	python scripts/fuzz.py --seconds $(SECONDS) --target $(TARGET)
 
 bench:           ## side-by-side benchmarks (BENCHMARKS.md)
 	pip install ".[bench]" && hailo-decode bench --json bench.json --plot bench.png

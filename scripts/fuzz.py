@@ -8,10 +8,7 @@ number of cases run and every failure with a replayable reproducer.
     python scripts/fuzz.py --replay '<spec json>'         # re-run one case (printed with a failure)
     python scripts/fuzz.py --list                         # the harnesses
 
-As a make target (the repository has no Makefile; this is the rule to paste into one):
-
-    fuzz:  ## long fuzzing run: make fuzz SECONDS=600 TARGET=all
-    	python scripts/fuzz.py --seconds $(or $(SECONDS),600) --target $(or $(TARGET),all)
+Or through the Makefile: make fuzz SECONDS=3600 TARGET=hef
 
 Needs the package and its test extra installed (pip install -e '.[test]'). The real HEFs are read
 from ../shared/hefs (or $HAILO_DECODE_HEFS); without them that harness is skipped.
