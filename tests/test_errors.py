@@ -56,6 +56,17 @@ def test_non_contiguous(dec):
         dec(f)
 
 
+def test_unaligned_array():
+    d = hd.Decoder(small_config("float32"))
+    f = frames("float32")
+    raw = np.zeros(f["m/cls"].nbytes + 1, np.uint8)
+    f["m/cls"] = np.frombuffer(raw.data, np.float32, count=48, offset=1).reshape(4, 4, 3)
+    with pytest.raises(ValueError, match="'m/cls': array data is not aligned to its 4-byte elements"):
+        d(f)
+    with pytest.raises(ValueError, match="'m/cls': array data is not aligned"):  # the C++ guard too
+        d._core.decode([f["m/box"], f["m/cls"]], 1)
+
+
 def test_batch_mismatch(dec):
     f = frames()
     f["m/box"] = np.zeros((2, 4, 4, 64), np.uint8)

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ const void* checked_buffer(const py::array& a, const TensorSpec& spec, size_t& e
         throw py::type_error("output '" + spec.name + "': dtype " + std::string(py::str(dt)) + " does not match the declared one");
     if (!(a.flags() & py::array::c_style))
         throw py::value_error("output '" + spec.name + "': array is not C-contiguous");
+    // Elements are read in place as their type: a misaligned one would be undefined behaviour.
+    if (a.size() > 0 && reinterpret_cast<uintptr_t>(a.data()) % dtype_size(spec.dtype) != 0)
+        throw py::value_error("output '" + spec.name + "': array data is not aligned to its elements");
     elements = size_t(a.size());
     return a.data();
 }

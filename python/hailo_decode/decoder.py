@@ -127,6 +127,9 @@ class Decoder:
             if not a.flags.c_contiguous:
                 raise ValueError(f"output {o.name!r}: array is not C-contiguous (it is read in place; "
                                  f"pass numpy.ascontiguousarray(...))")
+            if not a.flags.aligned and a.size:
+                raise ValueError(f"output {o.name!r}: array data is not aligned to its {a.dtype.itemsize}-byte "
+                                 f"elements (it is read in place; pass numpy.require(a, requirements='CA'))")
             n = _frames_in(o, a)
             if first is None:
                 first, batch = o.name, n
@@ -143,7 +146,8 @@ class Decoder:
         arrays = []
         for name, dtype, shapes in self._fast:
             a = raw.get(name)
-            if type(a) is not np.ndarray or a.dtype != dtype or a.shape not in shapes or not a.flags.c_contiguous:
+            if (type(a) is not np.ndarray or a.dtype != dtype or a.shape not in shapes or not a.flags.c_contiguous
+                    or not a.flags.aligned):
                 return None
             arrays.append(a)
         return arrays

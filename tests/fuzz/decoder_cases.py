@@ -825,6 +825,9 @@ def run_decode_spec(spec: Dict[str, Any]) -> str:
     raw = _apply_input_faults(spec, arrays, F, rng)
     input_faulted = bool(F & {f for f in FAULTS if f.startswith("in_")})
     must_reject = _must_reject(spec, F, arrays, logical, n)
+    # Arrays are read in place: a non-empty uint16/float32 array off its element alignment is refused.
+    if any(not a.flags.aligned and a.size for a in arrays.values()):
+        must_reject, valid = True, False
 
     known_kb2 = _kb2(spec)
     labels: List[str] = []
