@@ -94,9 +94,9 @@ class OutputInfo:
         if dtype != "float32":
             # The core dequantizes in float32: every quantized value must stay a finite float32.
             qmax = np.float32(255 if dtype == "uint8" else 65535)
-            zps = np.asarray(zp, dtype=np.float32).reshape(-1)
-            scales = np.asarray(scale, dtype=np.float32).reshape(-1)
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is what this detects
+                zps = np.asarray(zp, dtype=np.float32).reshape(-1)
+                scales = np.asarray(scale, dtype=np.float32).reshape(-1)
                 ends = np.concatenate([(np.float32(0) - zps) * scales, (qmax - zps) * scales])
             if not (np.all(scales > 0) and np.all(np.isfinite(ends))):
                 raise ValueError(f"output {name!r}: zp {zp} and scale {scale} do not dequantize {dtype} values to "
