@@ -224,5 +224,4 @@ PYBIND11_MODULE(_core, m) {
         if (!kernels::select(name.c_str()))
             throw py::value_error("kernel path '" + name + "' is not available here; available: " + kernels::available());
     }, py::arg("name"), "Switch the kernel path for the whole process (tests and benchmarks).");
-    m.def("hailo_nms_by_class_floats", &hailo_nms_by_class_floats, py::arg("num_classes"), py::arg("max_per_class"));
 }

@@ -18,8 +18,7 @@ namespace hailo_decode {
 using namespace detail;
 
 size_t required_elements(const TensorSpec& spec, size_t n_frames) {
-    if (n_frames == 0) return 0;
-    return (n_frames - 1) * spec.frame_stride + make_tensor_view(spec).frame_elements;
+    return needed_elements(make_tensor_view(spec), n_frames);
 }
 
 namespace {
@@ -139,7 +138,7 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
     // Bounds first, once, before any kernel reads a byte.
     for (size_t i = 0; i < m.views.size(); ++i) {
         const TensorView& v = m.views[i];
-        const size_t need = n_frames == 0 ? 0 : (n_frames - 1) * v.frame_stride + v.frame_elements;
+        const size_t need = needed_elements(v, n_frames);
         if (tensors[i] == nullptr && n_frames > 0) bad("output '" + v.spec->name + "': no buffer");
         if (buffer_elements[i] < need)
             bad("output '" + v.spec->name + "': buffer holds " + std::to_string(buffer_elements[i]) +

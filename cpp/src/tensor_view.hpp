@@ -30,6 +30,11 @@ struct TensorView {
 // Validates the spec (throws std::invalid_argument naming the output) and derives the addressing.
 TensorView make_tensor_view(const TensorSpec& spec);
 
+// Elements a buffer must hold for n frames: strided frames, the last one only as far as it is read.
+inline size_t needed_elements(const TensorView& v, size_t n_frames) {
+    return n_frames == 0 ? 0 : (n_frames - 1) * v.frame_stride + v.frame_elements;
+}
+
 template <typename T>
 inline const T* frame_ptr(const void* base, const TensorView& v, size_t frame) {
     return static_cast<const T*>(base) + frame * v.frame_stride;

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from .config import DecoderConfig, OutputInfo
-from .detections import Detections, hailo_nms_buffer_size, DEFAULT_MAX_PER_CLASS
+from .detections import Detections, hailo_max_per_class, hailo_nms_buffer_size
 
 __all__ = ["Decoder"]
 
@@ -168,7 +168,7 @@ class Decoder:
         """Decode straight into HailoRT's flat HAILO_NMS_BY_CLASS float32 layout: shape (size,)
         for one frame, (N, size) for a batch; written into `out` when given."""
         cfg = self.config
-        mpc = DEFAULT_MAX_PER_CLASS if cfg.max_per_class is None else cfg.max_per_class
+        mpc = hailo_max_per_class(cfg.max_per_class)
         size = hailo_nms_buffer_size(cfg.num_classes, mpc)
         dets = self.decode(raw)
         frames = [dets] if isinstance(dets, Detections) else dets

@@ -22,6 +22,11 @@ DEFAULT_MAX_PER_CLASS = 100
 MAX_NMS_BUFFER_FLOATS = 1 << 28
 
 
+def hailo_max_per_class(max_per_class: Optional[int]) -> int:
+    """Boxes per class in HailoRT's NMS forms: the cap, or HailoRT's usual 100 without one."""
+    return int(DEFAULT_MAX_PER_CLASS if max_per_class is None else max_per_class)
+
+
 def hailo_nms_buffer_size(num_classes: int, max_per_class: int) -> int:
     """float32 values in a HAILO_NMS_BY_CLASS buffer: classes * (1 + 5 * max_per_class)."""
     nc, mpc = int(num_classes), int(max_per_class)
@@ -125,8 +130,7 @@ class Detections:
         nc = num_classes if num_classes is not None else self.num_classes
         if nc is None:
             raise ValueError("num_classes is unknown; pass num_classes=")
-        mpc = max_per_class if max_per_class is not None else self.max_per_class
-        return int(nc), int(DEFAULT_MAX_PER_CLASS if mpc is None else mpc)
+        return int(nc), hailo_max_per_class(max_per_class if max_per_class is not None else self.max_per_class)
 
     def to_hailo_nms_buffer(self, out: Optional[np.ndarray] = None, *, num_classes: Optional[int] = None,
                             max_per_class: Optional[int] = None) -> np.ndarray:
