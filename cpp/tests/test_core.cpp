@@ -135,6 +135,24 @@ static void test_kernels_agree() {
             a = S.scan_f32(vf.data(), lf.data(), n, ref.data()); b = k->scan_f32(vf.data(), lf.data(), n, got.data());
             CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
         }
+        // One limit for every position: the same positions as the pattern scan with that limit
+        // everywhere, for the extremes (0: everything passes; the maximum) and values in between.
+        for (uint32_t lim : {0u, 1u, 7u, 128u, 200u, 254u, 255u}) {
+            const std::vector<uint8_t> pattern(n, uint8_t(lim));
+            const size_t a = S.scan_u8(v8.data(), pattern.data(), n, ref.data());
+            for (const kernels::Table* k : tables()) {
+                const size_t b = k->scan_u8_uniform(v8.data(), uint8_t(lim), n, got.data());
+                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+            }
+        }
+        for (uint32_t lim : {0u, 1u, 300u, 32767u, 32768u, 40000u, 65534u, 65535u}) {
+            const std::vector<uint16_t> pattern(n, uint16_t(lim));
+            const size_t a = S.scan_u16(v16.data(), pattern.data(), n, ref.data());
+            for (const kernels::Table* k : tables()) {
+                const size_t b = k->scan_u16_uniform(v16.data(), uint16_t(lim), n, got.data());
+                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+            }
+        }
         std::vector<float> dq_ref(n), dq(n);
         S.dequant_u8(v8.data(), n, 83.0f, 0.0858f, dq_ref.data());
         for (size_t i = 0; i < n; ++i) CHECK(dq_ref[i] == (float(v8[i]) - 83.0f) * 0.0858f);
@@ -163,6 +181,46 @@ static void test_kernels_agree() {
         for (const kernels::Table* k : tables()) {
             float got[4];
             k->dfl16(x, got);
+            CHECK(std::memcmp(got, ref, sizeof ref) == 0);
+        }
+    }
+    // The exp table: its two halves, their products, within 4e-7 relative of double precision
+    // plus the rounding of the float argument (|x| 2^-24 relative each half).
+    for (float scale : {0.0858f, 0.003921569f, 0.3f}) {
+        kernels::ExpTable t;
+        kernels::make_exp_table(scale, t);
+        for (int d = 0; d < 256; ++d) {
+            CHECK(t.full[d] == t.hi[d >> 4] * t.lo[d & 15]);
+            const double want = std::exp(-double(d) * double(scale));
+            CHECK(std::fabs(t.full[d] - want) <= (4e-7 + double(d) * scale * 1.2e-7) * want);
+        }
+        for (int i = 0; i < 16; ++i) CHECK(t.lo[i] == kernels::exp_neg(-float(i) * scale));
+    }
+    // DFL from uint8 by look-up: bit-identical across paths (every byte value, maxima anywhere,
+    // ties and flat sides included), and within 2e-6 of the softmax of the dequantized values.
+    for (int trial = 0; trial < 300; ++trial) {
+        const float scale = trial % 3 == 0 ? 0.0858f : trial % 3 == 1 ? 0.3f : 0.01f;
+        kernels::ExpTable lut;
+        kernels::make_exp_table(scale, lut);
+        uint8_t q[64];
+        for (int i = 0; i < 64; ++i) {
+            const uint32_t r = lcg(seed) >> 24;
+            q[i] = trial % 5 == 0 ? uint8_t(200 + r % 3) : trial % 7 == 0 ? uint8_t(trial) : uint8_t(r);
+        }
+        float ref[4];
+        kernels::scalar_table().dfl16_u8(q, lut, ref);
+        for (int side = 0; side < 4; ++side) {
+            double m = -1e30, sum = 0, w = 0;
+            for (int i = 0; i < 16; ++i) m = std::max(m, (double(q[16 * side + i]) - 83.0) * scale);
+            for (int i = 0; i < 16; ++i) {
+                const double e = std::exp((double(q[16 * side + i]) - 83.0) * scale - m);
+                sum += e; w += i * e;
+            }
+            CHECK(std::fabs(ref[side] - w / sum) < 2e-6 * 16);
+        }
+        for (const kernels::Table* k : tables()) {
+            float got[4];
+            k->dfl16_u8(q, lut, got);
             CHECK(std::memcmp(got, ref, sizeof ref) == 0);
         }
     }

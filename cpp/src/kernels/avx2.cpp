@@ -43,6 +43,48 @@ size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
     return k;
 }
 
+size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    const __m256i lim = _mm256_set1_epi8(char(limit));
+    auto passing = [&](__m256i a) { return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, lim), a))); };
+    // 128 bytes per test: their maximum passes iff any byte does.
+    for (; i + 128 <= n; i += 128) {
+        __m256i a[4];
+        for (int j = 0; j < 4; ++j) a[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i + 32 * j));
+        if (!passing(_mm256_max_epu8(_mm256_max_epu8(a[0], a[1]), _mm256_max_epu8(a[2], a[3])))) continue;
+        for (int j = 0; j < 4; ++j) k = emit(passing(a[j]), i + 32 * size_t(j), out, k, 0);
+    }
+    for (; i + 32 <= n; i += 32) {
+        const uint32_t m = passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)));
+        if (m) k = emit(m, i, out, k, 0);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16_uniform(const uint16_t* v, uint16_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    const __m256i lim = _mm256_set1_epi16(short(limit));
+    // Two mask bits per element: keep the even ones.
+    auto passing = [&](__m256i a) {
+        return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(a, lim), a))) & 0x55555555u;
+    };
+    for (; i + 64 <= n; i += 64) {
+        __m256i a[4];
+        for (int j = 0; j < 4; ++j) a[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i + 16 * j));
+        if (!passing(_mm256_max_epu16(_mm256_max_epu16(a[0], a[1]), _mm256_max_epu16(a[2], a[3])))) continue;
+        for (int j = 0; j < 4; ++j) k = emit(passing(a[j]), i + 16 * size_t(j), out, k, 1);
+    }
+    for (; i + 16 <= n; i += 16) {
+        const uint32_t m = passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)));
+        if (m) k = emit(m, i, out, k, 1);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
 size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
     size_t i = 0, k = 0;
     for (; i + 16 <= n; i += 16) {
@@ -113,6 +155,54 @@ void dfl16(const float* x, float out[4]) {
     }
 }
 
+// Per 16-byte lane: every byte set to the lane's largest byte.
+inline __m256i lane_max_u8(__m256i v) {
+    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 8));
+    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 4));
+    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 2));
+    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 1));
+    return _mm256_shuffle_epi8(v, _mm256_setzero_si256());
+}
+
+// t[i] for 8 indices in [0, 16), the table held in two registers: two permutes and a blend on bit 3.
+inline __m256 lookup16(__m256 t0, __m256 t1, __m256i i) {
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, i), _mm256_permutevar8x32_ps(t1, i),
+                            _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+}
+
+void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
+    const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256 lo0 = _mm256_loadu_ps(t.lo), lo1 = _mm256_loadu_ps(t.lo + 8);
+    const __m256 hi0 = _mm256_loadu_ps(t.hi), hi1 = _mm256_loadu_ps(t.hi + 8);
+    const __m256i fifteen = _mm256_set1_epi32(15);
+    // exp of 8 gaps (q_max - q_i, one byte each): hi[d >> 4] * lo[d & 15], as ExpTable::full.
+    auto exp8 = [&](__m128i gaps) {
+        const __m256i d = _mm256_cvtepu8_epi32(gaps);
+        return _mm256_mul_ps(lookup16(hi0, hi1, _mm256_srli_epi32(d, 4)), lookup16(lo0, lo1, _mm256_and_si256(d, fifteen)));
+    };
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));       // sides 0, 1
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32));  // sides 2, 3
+    const __m256i ga = _mm256_sub_epi8(lane_max_u8(a), a), gb = _mm256_sub_epi8(lane_max_u8(b), b);
+    const __m128i gaps[4] = {_mm256_castsi256_si128(ga), _mm256_extracti128_si256(ga, 1),
+                             _mm256_castsi256_si128(gb), _mm256_extracti128_si256(gb, 1)};
+    // The fixed tree of tree16 for the four sides at once: the first two levels per side, then a
+    // transpose so that the last two run across sides, and one division for all four.
+    __m128 u[4], w[4];
+    for (int side = 0; side < 4; ++side) {
+        const __m256 ea = exp8(gaps[side]), eb = exp8(_mm_srli_si128(gaps[side], 8));
+        const __m256 e = _mm256_add_ps(ea, eb);
+        const __m256 ie = _mm256_add_ps(_mm256_mul_ps(idx_lo, ea), _mm256_mul_ps(idx_hi, eb));
+        u[side] = _mm_add_ps(_mm256_castps256_ps128(e), _mm256_extractf128_ps(e, 1));
+        w[side] = _mm_add_ps(_mm256_castps256_ps128(ie), _mm256_extractf128_ps(ie, 1));
+    }
+    _MM_TRANSPOSE4_PS(u[0], u[1], u[2], u[3]);
+    _MM_TRANSPOSE4_PS(w[0], w[1], w[2], w[3]);
+    const __m128 sum = _mm_add_ps(_mm_add_ps(u[0], u[2]), _mm_add_ps(u[1], u[3]));
+    const __m128 weighted = _mm_add_ps(_mm_add_ps(w[0], w[2]), _mm_add_ps(w[1], w[3]));
+    _mm_storeu_ps(out, _mm_div_ps(weighted, sum));
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     size_t i = 0;
@@ -154,7 +244,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

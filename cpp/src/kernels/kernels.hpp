@@ -13,6 +13,14 @@
 namespace hailo_decode {
 namespace kernels {
 
+// exp(-d * scale) for d in [0, 256), the table dfl16_u8 takes. Each value is the product of two
+// entries of 16 (d = 16 hi + lo), so that a path with 8-lane permutes can form it in registers and
+// a path without them can read `full`: the same float either way.
+struct ExpTable {
+    float lo[16];     // exp_neg(-lo * scale)
+    float hi[16];     // exp_neg(-16 hi * scale)
+    float full[256];  // hi[d >> 4] * lo[d & 15]
+};
 struct Table {
     const char* name;
     // Writes the positions i in [0, n) with values[i] >= limits[i] to `out` (room for n), in
@@ -20,9 +28,17 @@ struct Table {
     size_t (*scan_u8)(const uint8_t* values, const uint8_t* limits, size_t n, uint32_t* out);
     size_t (*scan_u16)(const uint16_t* values, const uint16_t* limits, size_t n, uint32_t* out);
     size_t (*scan_f32)(const float* values, const float* limits, size_t n, uint32_t* out);
+    // The same against one limit for every position (one threshold for every class, rows without
+    // padding): half the loads of the pattern scans, nothing but the values to read.
+    size_t (*scan_u8_uniform)(const uint8_t* values, uint8_t limit, size_t n, uint32_t* out);
+    size_t (*scan_u16_uniform)(const uint16_t* values, uint16_t limit, size_t n, uint32_t* out);
     // DFL with 16 bins: x holds 64 logits (left, top, right, bottom, 16 each); writes the four
     // expectations of softmax(x_side).
     void (*dfl16)(const float* x, float out[4]);
+    // The same for 64 uint8 values of one per-tensor quantized cell with scale > 0: since
+    // x_i - max = scale * (q_i - q_max), exp(x_i - max) is the table's value at q_max - q_i and
+    // no exp is computed per cell.
+    void (*dfl16_u8)(const uint8_t* q, const ExpTable& table, float out[4]);
     // Whether box b (y0, x0, y1, x1; area b_area) has IoU >= th (inclusive) or > th with any of
     // the n boxes stored as structure of arrays, IoU as HailoRT's compute_iou.
     bool (*any_iou_over)(const float* y0, const float* x0, const float* y1, const float* x1,
@@ -35,6 +51,11 @@ struct Table {
 };
 
 const Table& scalar_table();
+
+void make_exp_table(float scale, ExpTable& table);
+
+// The reference exp (below) of x <= 0.
+float exp_neg(float x);
 const Table* sse2_table();   // nullptr where not built
 const Table* avx2_table();
 const Table* neon_table();

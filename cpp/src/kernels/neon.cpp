@@ -29,6 +29,41 @@ size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
     return k;
 }
 
+size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    const uint8x16_t lim = vdupq_n_u8(limit);
+    for (; i + 64 <= n; i += 64) {  // 64 bytes per test: their maximum passes iff any byte does
+        uint8x16_t a[4];
+        for (int j = 0; j < 4; ++j) a[j] = vld1q_u8(v + i + 16 * j);
+        if (vmaxvq_u8(vmaxq_u8(vmaxq_u8(a[0], a[1]), vmaxq_u8(a[2], a[3]))) < limit) continue;
+        for (int j = 0; j < 4; ++j) {
+            const uint8x16_t ge = vcgeq_u8(a[j], lim);
+            if (vmaxvq_u8(ge)) k = emit16(ge, i + 16 * size_t(j), out, k);
+        }
+    }
+    for (; i + 16 <= n; i += 16) {
+        const uint8x16_t ge = vcgeq_u8(vld1q_u8(v + i), lim);
+        if (vmaxvq_u8(ge)) k = emit16(ge, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16_uniform(const uint16_t* v, uint16_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    for (; i + 32 <= n; i += 32) {  // 32 values per test: their maximum passes iff any does
+        uint16x8_t a[4];
+        for (int j = 0; j < 4; ++j) a[j] = vld1q_u16(v + i + 8 * j);
+        if (vmaxvq_u16(vmaxq_u16(vmaxq_u16(a[0], a[1]), vmaxq_u16(a[2], a[3]))) < limit) continue;
+        for (size_t j = i; j < i + 32; ++j)
+            if (v[j] >= limit) out[k++] = uint32_t(j);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
 size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
     size_t i = 0, k = 0;
     for (; i + 8 <= n; i += 8) {
@@ -101,6 +136,23 @@ void dfl16(const float* x, float out[4]) {
     }
 }
 
+void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
+    const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (int side = 0; side < 4; ++side) {
+        const uint8_t* s = q + 16 * side;
+        const int top = vmaxvq_u8(vld1q_u8(s));
+        float e[16];  // no float gather in NEON: the 16 look-ups are scalar
+        for (int i = 0; i < 16; ++i) e[i] = t.full[top - s[i]];
+        float32x4_t es[4], w[4];
+        for (int j = 0; j < 4; ++j) {
+            es[j] = vld1q_f32(e + 4 * j);
+            w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), es[j]);
+        }
+        const float sum = finish(vaddq_f32(vaddq_f32(es[0], es[2]), vaddq_f32(es[1], es[3])));
+        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3]))) / sum;
+    }
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     size_t i = 0;
@@ -141,7 +193,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

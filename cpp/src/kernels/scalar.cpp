@@ -5,19 +5,6 @@
 
 namespace hailo_decode {
 namespace kernels {
-namespace {
-
-template <typename T>
-size_t scan(const T* v, const T* lim, size_t n, uint32_t* out) {
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (v[i] >= lim[i]) out[k++] = uint32_t(i);
-    return k;
-}
-
-size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
-size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
-size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
 
 float exp_neg(float x) {
     x = x < kExpMin ? kExpMin : x;
@@ -41,6 +28,38 @@ float exp_neg(float x) {
     return p * scale;
 }
 
+void make_exp_table(float scale, ExpTable& t) {
+    for (int i = 0; i < 16; ++i) {
+        t.lo[i] = exp_neg(-float(i) * scale);
+        t.hi[i] = exp_neg(-float(16 * i) * scale);
+    }
+    for (int d = 0; d < 256; ++d) t.full[d] = t.hi[d >> 4] * t.lo[d & 15];
+}
+
+namespace {
+
+template <typename T>
+size_t scan(const T* v, const T* lim, size_t n, uint32_t* out) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (v[i] >= lim[i]) out[k++] = uint32_t(i);
+    return k;
+}
+
+template <typename T>
+size_t scan_uniform(const T* v, T lim, size_t n, uint32_t* out) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (v[i] >= lim) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+size_t scan_u8_uniform(const uint8_t* v, uint8_t l, size_t n, uint32_t* o) { return scan_uniform(v, l, n, o); }
+size_t scan_u16_uniform(const uint16_t* v, uint16_t l, size_t n, uint32_t* o) { return scan_uniform(v, l, n, o); }
+size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
+
 // Sum of 16 values in the fixed tree the 4-lane and 8-lane paths compute.
 float tree_sum16(const float* e) {
     float t[8], u[4];
@@ -59,6 +78,20 @@ void dfl16(const float* x, float out[4]) {
         float e[16], w[16];
         for (int i = 0; i < 16; ++i) {
             e[i] = exp_neg(s[i] - m);
+            w[i] = float(i) * e[i];
+        }
+        out[side] = tree_sum16(w) / tree_sum16(e);
+    }
+}
+
+void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
+    for (int side = 0; side < 4; ++side) {
+        const uint8_t* s = q + 16 * side;
+        uint8_t m = s[0];
+        for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
+        float e[16], w[16];
+        for (int i = 0; i < 16; ++i) {
+            e[i] = t.full[m - s[i]];
             w[i] = float(i) * e[i];
         }
         out[side] = tree_sum16(w) / tree_sum16(e);
@@ -90,7 +123,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

@@ -41,6 +41,48 @@ size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
     return k;
 }
 
+size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    const __m128i lim = _mm_set1_epi8(char(limit));
+    auto passing = [&](__m128i a) { return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, lim), a))); };
+    for (; i + 64 <= n; i += 64) {  // 64 bytes per test: their maximum passes iff any byte does
+        __m128i a[4];
+        for (int j = 0; j < 4; ++j) a[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i + 16 * j));
+        if (!passing(_mm_max_epu8(_mm_max_epu8(a[0], a[1]), _mm_max_epu8(a[2], a[3])))) continue;
+        for (int j = 0; j < 4; ++j) k = emit(passing(a[j]), i + 16 * size_t(j), out, k);
+    }
+    for (; i + 16 <= n; i += 16) {
+        const uint32_t m = passing(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
+        if (m) k = emit(m, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
+size_t scan_u16_uniform(const uint16_t* v, uint16_t limit, size_t n, uint32_t* out) {
+    size_t i = 0, k = 0;
+    // SSE2 compares 16-bit lanes as signed only: flipping the sign bit of both sides keeps the order.
+    const __m128i bias = _mm_set1_epi16(short(0x8000)), lim = _mm_set1_epi16(short(limit ^ 0x8000u));
+    auto biased = [&](size_t at) { return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + at)), bias); };
+    auto passing = [&](__m128i b) {  // lanes with b >= lim
+        return ~uint32_t(_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpgt_epi16(lim, b), _mm_setzero_si128()))) & 0xffu;
+    };
+    for (; i + 32 <= n; i += 32) {  // 32 values per test: their maximum passes iff any does
+        __m128i b[4];
+        for (int j = 0; j < 4; ++j) b[j] = biased(i + 8 * size_t(j));
+        if (!passing(_mm_max_epi16(_mm_max_epi16(b[0], b[1]), _mm_max_epi16(b[2], b[3])))) continue;
+        for (int j = 0; j < 4; ++j) k = emit(passing(b[j]), i + 8 * size_t(j), out, k);
+    }
+    for (; i + 8 <= n; i += 8) {
+        const uint32_t m = passing(biased(i));
+        if (m) k = emit(m, i, out, k);
+    }
+    for (; i < n; ++i)
+        if (v[i] >= limit) out[k++] = uint32_t(i);
+    return k;
+}
+
 size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* out) {
     size_t i = 0, k = 0;
     const __m128i zero = _mm_setzero_si128();
@@ -114,6 +156,27 @@ void dfl16(const float* x, float out[4]) {
     }
 }
 
+void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
+    const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
+                           _mm_setr_ps(12, 13, 14, 15)};
+    for (int side = 0; side < 4; ++side) {
+        const uint8_t* s = q + 16 * side;
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+        __m128i m = _mm_max_epu8(v, _mm_srli_si128(v, 8));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
+        const int top = _mm_cvtsi128_si32(m) & 0xff;
+        alignas(16) float e[16];  // SSE2 has no gather: the 16 look-ups are scalar
+        for (int i = 0; i < 16; ++i) e[i] = t.full[top - s[i]];
+        const __m128 e0 = _mm_load_ps(e), e1 = _mm_load_ps(e + 4), e2 = _mm_load_ps(e + 8), e3 = _mm_load_ps(e + 12);
+        const float sum = finish(_mm_add_ps(_mm_add_ps(e0, e2), _mm_add_ps(e1, e3)));
+        const __m128 w0 = _mm_mul_ps(idx[0], e0), w1 = _mm_mul_ps(idx[1], e1);
+        const __m128 w2 = _mm_mul_ps(idx[2], e2), w3 = _mm_mul_ps(idx[3], e3);
+        out[side] = finish(_mm_add_ps(_mm_add_ps(w0, w2), _mm_add_ps(w1, w3))) / sum;
+    }
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     size_t i = 0;
@@ -155,7 +218,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, dfl16, any_iou_over, dequant_u8, byte_sum};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 
