@@ -26,7 +26,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import _core, hailort
-from conftest import assert_same_detections, reference_set
+from conftest import assert_equivalent_detections, assert_same_detections, reference_set
 from reference_decoder import reference_decode
 
 N_FRAMES = 5
@@ -163,8 +163,8 @@ def _heads(cfg):
 ], ids=["th0.25", "all_candidates"])
 def test_yolo11n_uint8_and_float32_identical(uint8_data, settings):
     """The heads are paired from shapes whatever the listing order and reported orders; the
-    dequantized float32 outputs give exactly the uint8 results (same candidates, scores and boxes,
-    bit for bit) on every kernel path."""
+    dequantized float32 outputs give the uint8 results (same candidates and scores bit for bit,
+    boxes to float rounding) on every kernel path."""
     cfg_u8 = hd.DecoderConfig(yolo11n_outputs(uint8_data), **settings)
     cfg_f32 = hd.DecoderConfig(yolo11n_outputs(uint8_data, "float32"), **settings)
     for cfg in (cfg_u8, cfg_f32):
@@ -177,7 +177,7 @@ def test_yolo11n_uint8_and_float32_identical(uint8_data, settings):
             _core.select_simd(path)
             u8 = hd.Decoder(cfg_u8)(raw_u8)
             f32 = hd.Decoder(cfg_f32)(raw_f32)
-            _same(u8, f32)
+            assert_equivalent_detections(u8, f32)
             n = sum(len(d) for d in u8)
             assert n == (9 if settings["score_threshold"] == 0.25 else 283), path
     finally:
@@ -191,7 +191,7 @@ def test_yolo11n_matches_model_reference(uint8_data, float_data, semantics):
     kw = dict(semantics=semantics, **LOGITS)
     u8 = hd.Decoder(hd.DecoderConfig(yolo11n_outputs(uint8_data), **kw))(yolo11n_uint8(uint8_data))
     f32 = hd.Decoder(hd.DecoderConfig(yolo11n_outputs(uint8_data, "float32"), **kw))(yolo11n_float32(uint8_data))
-    _same(u8, f32)
+    assert_equivalent_detections(u8, f32)
     _matches_reference(u8, float_data)
 
 
@@ -229,7 +229,7 @@ def test_yolo11n_through_hailort_uint8_and_float32(hp, uint8_data, float_data):
             assert arrays[name].dtype == a.dtype
             np.testing.assert_array_equal(arrays[name], a)  # bitwise for float32 too
         results[ftype] = hd.Decoder(cfg)(arrays)
-    _same(results["UINT8"], results["FLOAT32"])
+    assert_equivalent_detections(results["UINT8"], results["FLOAT32"])
     _same(results["UINT8"], hd.Decoder(hd.DecoderConfig(yolo11n_outputs(uint8_data), **LOGITS))(yolo11n_uint8(uint8_data)))
     _matches_reference(results["FLOAT32"], float_data)
 
@@ -395,7 +395,7 @@ def test_one_class_through_hailort_with_json(hp, uint8_data, float_data, ftype):
     with hp.InferVStreams(ng, in_params, out_params) as pipeline:
         got = hd.Decoder(cfg)(pipeline.infer(_images(N_FRAMES)))
     direct = hd.Decoder(hd.DecoderConfig.from_nms_json(json.loads(USER_JSON), one_class_outputs(quant, frames)))(frames)
-    _same(got, direct)
+    (_same if ftype == "UINT8" else assert_equivalent_detections)(got, direct)
     assert [len(d) for d in got] == ONE_CLASS_COUNTS
 
 

@@ -1,6 +1,7 @@
 #include "hailo_decode/decoder.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -26,11 +27,14 @@ namespace {
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
 // Everything one thread needs to decode a frame. It grows to the largest frame seen and stays.
-struct Workspace {
+// Cache-line aligned: workspaces of different threads sit side by side in one vector, and their
+// vectors' end pointers change on every push_back.
+struct alignas(64) Workspace {
     ScanResult scan;
     std::vector<Box> boxes;
     std::vector<Candidate> candidates;
     std::vector<float> dfl_scratch;
+    uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded
 };
@@ -46,6 +50,7 @@ struct Decoder::Impl {
     std::vector<TensorView> views;       // one per output
     std::vector<ClassScorer> scorers;    // one per head
     std::vector<ScanPlan> plans;         // one per head
+    std::vector<std::unique_ptr<kernels::ExpTable>> dfl_tables;  // one per head, null where dfl16_u8 does not apply
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -53,6 +58,10 @@ struct Decoder::Impl {
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
     void decode_frame(const void* const* tensors, size_t frame, Workspace& ws);
+    // Candidates and boxes of the hits in ws.scan (head h), appended to the workspace's lists.
+    template <typename T>
+    void decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws);
+    static constexpr int kRowsPerBand = 1000;
 };
 
 void Decoder::Impl::validate() {
@@ -87,6 +96,7 @@ void Decoder::Impl::validate() {
                 std::to_string(cfg.num_classes) + ", got " + std::to_string(cls.channels));
         scorers.push_back(make_class_scorer(cls, s.score_threshold, s.score_inclusive, s.sigmoid));
         plans.push_back(make_scan_plan(cls, scorers.back()));
+        dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
     }
 }
 
@@ -148,17 +158,24 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
         if (m.views[i].dtype == DType::F32) m.check_finite(m.views[i], tensors[i], n_frames);
 
     m.frames.resize(n_frames);
-    const size_t parts = std::min(m.workspaces.size(), n_frames);
-    auto work = [&](size_t part) {
-        // Contiguous chunks: part p decodes frames [p*n/parts, (p+1)*n/parts).
-        Workspace& ws = m.workspaces[part];
+    // Frames are handed out one at a time: a worker that wakes late takes fewer, none if the
+    // calling thread has done them all. Each part writes to its own workspace.
+    struct Batch {
+        Impl& m;
+        const void* const* tensors;
+        size_t n_frames;
+        std::atomic<size_t> next{0};
+    } batch{m, tensors, n_frames};
+    auto work = [&batch](size_t part) {  // one reference: small enough for std::function not to allocate
+        Workspace& ws = batch.m.workspaces[part];
         ws.results.clear();
-        for (size_t f = part * n_frames / parts; f < (part + 1) * n_frames / parts; ++f) {
+        for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
             const size_t start = ws.results.size();
-            m.decode_frame(tensors, f, ws);
-            m.frames[f] = {part, start, ws.results.size() - start};
+            batch.m.decode_frame(batch.tensors, f, ws);
+            batch.m.frames[f] = {part, start, ws.results.size() - start};
         }
     };
+    const size_t parts = std::min(m.workspaces.size(), n_frames);
     if (parts <= 1) {
         if (n_frames) work(0);
     } else {
@@ -167,56 +184,90 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
 }
 
 void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Workspace& ws) {
-    const Settings& s = cfg.settings;
     ws.boxes.clear();
     ws.candidates.clear();
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];
         const TensorView& box = views[size_t(head.box_output)];
-        const ClassScorer& scorer = scorers[h];
         const void* cls_frame = static_cast<const char*>(tensors[head.cls_output]) + frame * cls.frame_stride * dtype_size(cls.dtype);
         const void* box_frame = static_cast<const char*>(tensors[head.box_output]) + frame * box.frame_stride * dtype_size(box.dtype);
-
-        ws.scan.clear();
-        scan_class_tensor(plans[h], cls, scorer, cls_frame, ws.scan);
-        for (const CellHit& hit : ws.scan.cells) {
-            const size_t cell = cls.cell(hit.row, hit.col);
-            const int32_t* passing = ws.scan.classes.data() + hit.first_class;
-            const uint32_t box_index = uint32_t(ws.boxes.size());
-            auto score_of = [&](int c) -> float {
-                const size_t idx = cell + cls.channel_offset[size_t(c)];
-                switch (cls.dtype) {
-                    case DType::U8: return class_score(scorer, cls, static_cast<const uint8_t*>(cls_frame), idx, c);
-                    case DType::U16: return class_score(scorer, cls, static_cast<const uint16_t*>(cls_frame), idx, c);
-                    default: return class_score(scorer, cls, static_cast<const float*>(cls_frame), idx, c);
-                }
-            };
-            if (s.multi_label) {
-                for (uint32_t k = 0; k < hit.class_count; ++k)
-                    ws.candidates.push_back({score_of(passing[k]), passing[k], box_index, uint32_t(ws.candidates.size())});
-            } else {
-                // Best class of the cell (first on ties), a candidate only if it passes its own threshold.
-                int best = 0;
-                float best_score = score_of(0);
-                for (int c = 1; c < cfg.num_classes; ++c) {
-                    const float v = score_of(c);
-                    if (v > best_score) { best = c; best_score = v; }
-                }
-                bool passes = false;
-                for (uint32_t k = 0; k < hit.class_count; ++k) passes = passes || passing[k] == best;
-                if (!passes) continue;
-                ws.candidates.push_back({best_score, best, box_index, uint32_t(ws.candidates.size())});
+        // A band of rows at a time, its hits decoded right after it is scanned: the work on the
+        // hits overlaps the hardware prefetch of the next rows, and their class values are still
+        // in L1 when scored.
+        for (int r = 0; r < cls.height; r += kRowsPerBand) {
+            ws.scan.clear();
+            scan_class_rows(plans[h], cls, scorers[h], cls_frame, r, std::min(r + kRowsPerBand, cls.height), ws.scan);
+            switch (cls.dtype) {
+                case DType::U8: decode_hits(h, static_cast<const uint8_t*>(cls_frame), box_frame, ws); break;
+                case DType::U16: decode_hits(h, static_cast<const uint16_t*>(cls_frame), box_frame, ws); break;
+                case DType::F32: decode_hits(h, static_cast<const float*>(cls_frame), box_frame, ws); break;
             }
-            float d[4];
-            dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
-            Box b;
-            make_box(d, hit.row, hit.col, head.stride, s, b.v);
-            ws.boxes.push_back(b);
         }
     }
-    sort_candidates(ws.candidates, s.hailort_sort);
-    suppress(ws.candidates, ws.boxes, s, cfg.num_classes, ws.nms, ws.results);
+    sort_candidates(ws.candidates, cfg.settings.hailort_sort);
+    suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+}
+
+template <typename T>
+void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    const HeadSpec& head = cfg.heads[h];
+    const TensorView& cls = views[size_t(head.cls_output)];
+    const TensorView& box = views[size_t(head.box_output)];
+    const ClassScorer& scorer = scorers[h];
+    const kernels::ExpTable* exp_table = dfl_tables[h].get();
+    const kernels::Table& k = kernels::active();
+    const std::vector<CellHit>& cells = ws.scan.cells;
+    // The box cells of the hits are scattered over a tensor the class scan has pushed out of the
+    // nearer caches: ask for them a few cells ahead so their loads overlap.
+    const size_t box_bytes = box.contiguous_channels ? size_t(box.channels) * dtype_size(box.dtype) : 0;
+    constexpr size_t kPrefetchAhead = 4;
+    auto prefetch_box = [&](size_t i) {
+        if (i >= cells.size()) return;
+        const char* p = static_cast<const char*>(box_frame) + box.cell(cells[i].row, cells[i].col) * dtype_size(box.dtype);
+        for (size_t off = 0; off < box_bytes; off += 64) __builtin_prefetch(p + off);
+    };
+    for (size_t i = 0; i < kPrefetchAhead; ++i) prefetch_box(i);
+    for (size_t i = 0; i < cells.size(); ++i) {
+        prefetch_box(i + kPrefetchAhead);
+        const CellHit& hit = cells[i];
+        const size_t cell = cls.cell(hit.row, hit.col);
+        const int32_t* passing = ws.scan.classes.data() + hit.first_class;
+        const uint32_t box_index = uint32_t(ws.boxes.size());
+        auto score_of = [&](int c) { return class_score(scorer, cls, cls_frame, cell + cls.channel_offset[size_t(c)], c); };
+        if (s.multi_label) {
+            for (uint32_t j = 0; j < hit.class_count; ++j)
+                ws.candidates.push_back({score_of(passing[j]), passing[j], box_index, uint32_t(ws.candidates.size())});
+        } else {
+            // Best class of the cell (first on ties), a candidate only if it passes its own threshold.
+            int best = 0;
+            float best_score = score_of(0);
+            for (int c = 1; c < cfg.num_classes; ++c) {
+                const float v = score_of(c);
+                if (v > best_score) { best = c; best_score = v; }
+            }
+            bool passes = false;
+            for (uint32_t j = 0; j < hit.class_count; ++j) passes = passes || passing[j] == best;
+            if (!passes) continue;
+            ws.candidates.push_back({best_score, best, box_index, uint32_t(ws.candidates.size())});
+        }
+        float d[4];
+        if (exp_table) {  // uint8 box logits: the table-driven kernel, straight from the tensor if it can
+            const uint8_t* logits = static_cast<const uint8_t*>(box_frame) + box.cell(hit.row, hit.col);
+            if (!box.contiguous_channels) {
+                uint8_t* gathered = ws.box_bytes;
+                for (int c = 0; c < 64; ++c) gathered[c] = logits[box.channel_offset[size_t(c)]];
+                logits = gathered;
+            }
+            k.dfl16_u8(logits, *exp_table, d);
+        } else {
+            dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
+        }
+        Box b;
+        make_box(d, hit.row, hit.col, head.stride, s, b.v);
+        ws.boxes.push_back(b);
+    }
 }
 
 }  // namespace hailo_decode

@@ -54,8 +54,15 @@ float expectation(const float* x, int bins, float* e) {
 
 }  // namespace
 
-void dfl_distances(const TensorView& v, const void* frame, int row, int col, int bins, float* scratch,
-                   float d[4]) {
+std::unique_ptr<kernels::ExpTable> make_dfl_exp_table(const TensorView& v, int bins) {
+    if (!(v.dtype == DType::U8 && bins == 16 && v.per_tensor_quant)) return nullptr;
+    std::unique_ptr<kernels::ExpTable> t(new kernels::ExpTable);
+    kernels::make_exp_table(v.scale[0], *t);  // scale > 0: checked with the tensor
+    return t;
+}
+
+void dfl_distances(const TensorView& v, const void* frame, int row, int col, int bins,
+                   float* scratch, float d[4]) {
     switch (v.dtype) {
         case DType::U8: load_cell(v, static_cast<const uint8_t*>(frame), row, col, scratch); break;
         case DType::U16: load_cell(v, static_cast<const uint16_t*>(frame), row, col, scratch); break;

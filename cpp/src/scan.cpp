@@ -39,6 +39,12 @@ ScanPlan make_scan_plan(const TensorView& v, const ClassScorer& s) {
             build(p.limit_f32, std::numeric_limits<float>::quiet_NaN(), [&](int c) { return s.x_min[size_t(c)]; });
             break;
     }
+    auto set_uniform = [&](const auto& limits) {
+        p.uniform = !limits.empty() && std::all_of(limits.begin(), limits.end(), [&](auto l) { return l == limits[0]; });
+        if (p.uniform) p.uniform_limit = limits[0];
+    };
+    if (v.dtype == DType::U8) set_uniform(p.limit_u8);
+    if (v.dtype == DType::U16) set_uniform(p.limit_u16);
     return p;
 }
 
@@ -61,10 +67,12 @@ template <typename T>
 size_t run_kernel(const kernels::Table& k, const T* row, const ScanPlan& p, uint32_t* out);
 template <>
 size_t run_kernel<uint8_t>(const kernels::Table& k, const uint8_t* row, const ScanPlan& p, uint32_t* out) {
+    if (p.uniform) return k.scan_u8_uniform(row, uint8_t(p.uniform_limit), p.row_len, out);
     return k.scan_u8(row, p.limit_u8.data(), p.row_len, out);
 }
 template <>
 size_t run_kernel<uint16_t>(const kernels::Table& k, const uint16_t* row, const ScanPlan& p, uint32_t* out) {
+    if (p.uniform) return k.scan_u16_uniform(row, uint16_t(p.uniform_limit), p.row_len, out);
     return k.scan_u16(row, p.limit_u16.data(), p.row_len, out);
 }
 template <>
@@ -72,35 +80,45 @@ size_t run_kernel<float>(const kernels::Table& k, const float* row, const ScanPl
     return k.scan_f32(row, p.limit_f32.data(), p.row_len, out);
 }
 
+// Appends (col, class) to the row's hits, given in (col, class) order: a new cell when the
+// column changes.
+inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c) {
+    if (out.cells.empty() || out.cells.back().row != row || out.cells.back().col != col)
+        out.cells.push_back({row, col, uint32_t(out.classes.size()), 0});
+    out.classes.push_back(c);
+    ++out.cells.back().class_count;
+}
+
 template <typename T>
-void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, ScanResult& out) {
+void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, int r0, int r1,
+               ScanResult& out) {
     const kernels::Table& k = kernels::active();
-    const uint32_t C = uint32_t(v.channels);
-    for (int r = 0; r < v.height; ++r) {
+    const int32_t* pos_class = p.pos_class.data();
+    const int32_t* pos_col = p.pos_col.data();
+    for (int r = r0; r < r1; ++r) {
         const T* row = frame + size_t(r) * v.row_stride;
         const size_t n = run_kernel(k, row, p, out.positions.data());
         if (n == 0) continue;
+        const uint32_t* positions = out.positions.data();
+        // padding, or a limit clamped to the type's maximum: not a hit
+        auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && passes_exactly<T>(s, row[pos], pos_class[pos]); };
+        if (p.cell_ordered) {  // positions already in (col, class) order
+            for (size_t i = 0; i < n; ++i)
+                if (real_hit(positions[i])) append_hit(out, r, pos_col[positions[i]], pos_class[positions[i]]);
+            continue;
+        }
         out.row_keys.clear();
-        for (size_t i = 0; i < n; ++i) {
-            const uint32_t pos = out.positions[i];
-            const int32_t c = p.pos_class[pos];
-            if (c < 0 || !passes_exactly<T>(s, row[pos], c)) continue;  // padding, or a limit clamped to the maximum
-            out.row_keys.push_back(uint32_t(p.pos_col[pos]) * C + uint32_t(c));
-        }
-        if (!p.cell_ordered) std::sort(out.row_keys.begin(), out.row_keys.end());
-        for (size_t i = 0; i < out.row_keys.size();) {
-            const int32_t col = int32_t(out.row_keys[i] / C);
-            const uint32_t first = uint32_t(out.classes.size());
-            for (; i < out.row_keys.size() && int32_t(out.row_keys[i] / C) == col; ++i)
-                out.classes.push_back(int32_t(out.row_keys[i] % C));
-            out.cells.push_back({r, col, first, uint32_t(out.classes.size()) - first});
-        }
+        for (size_t i = 0; i < n; ++i)
+            if (real_hit(positions[i]))
+                out.row_keys.push_back(uint64_t(uint32_t(pos_col[positions[i]])) << 32 | uint32_t(pos_class[positions[i]]));
+        std::sort(out.row_keys.begin(), out.row_keys.end());
+        for (uint64_t key : out.row_keys) append_hit(out, r, int32_t(key >> 32), int32_t(key & 0xffffffffu));
     }
 }
 
 template <typename T>
-void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, ScanResult& out) {
-    for (int r = 0; r < v.height; ++r)
+void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, int r0, int r1, ScanResult& out) {
+    for (int r = r0; r < r1; ++r)
         for (int w = 0; w < v.width; ++w) {
             const T* cell = frame + v.cell(r, w);
             const uint32_t first = uint32_t(out.classes.size());
@@ -111,18 +129,20 @@ void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, ScanR
 }
 
 template <typename T>
-void scan_typed(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, ScanResult& out) {
+void scan_typed(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, int r0, int r1,
+                ScanResult& out) {
     const T* f = static_cast<const T*>(frame);
-    if (p.row_scan) scan_rows<T>(p, v, s, f, out); else scan_cells<T>(v, s, f, out);
+    if (p.row_scan) scan_rows<T>(p, v, s, f, r0, r1, out); else scan_cells<T>(v, s, f, r0, r1, out);
 }
 
 }  // namespace
 
-void scan_class_tensor(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, ScanResult& out) {
+void scan_class_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, int r0, int r1,
+                     ScanResult& out) {
     switch (v.dtype) {
-        case DType::U8: scan_typed<uint8_t>(p, v, s, frame, out); break;
-        case DType::U16: scan_typed<uint16_t>(p, v, s, frame, out); break;
-        case DType::F32: scan_typed<float>(p, v, s, frame, out); break;
+        case DType::U8: scan_typed<uint8_t>(p, v, s, frame, r0, r1, out); break;
+        case DType::U16: scan_typed<uint16_t>(p, v, s, frame, r0, r1, out); break;
+        case DType::F32: scan_typed<float>(p, v, s, frame, r0, r1, out); break;
     }
 }
 

@@ -4,8 +4,10 @@
 // Orders whose rows are contiguous (NHWC/FCR, NHCW, F8CR, padded or not) are scanned a row at a
 // time: the row's raw values are compared, by the SIMD kernel, with a precomputed pattern holding
 // each position's smallest passing value (padding and never-passing classes get the type's maximum,
-// and the few positions flagged are then checked exactly). Cells with no passing class are never
-// looked at again. NCHW (planar) takes a plain per-cell loop.
+// and the few positions flagged are then checked exactly). When every position has the same limit
+// (one threshold, rows without padding: the common case) the row is compared with that one value
+// instead, reading nothing but the class bytes. Cells with no passing class are never looked at
+// again. NCHW (planar) takes a plain per-cell loop.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,7 @@ struct ScanResult {
     std::vector<int32_t> classes;  // passing classes of every cell, back to back
     // scratch, kept from frame to frame
     std::vector<uint32_t> positions;
-    std::vector<uint32_t> row_keys;
+    std::vector<uint64_t> row_keys;  // (col << 32 | class) of one row's hits
     void clear() { cells.clear(); classes.clear(); }
 };
 
@@ -36,6 +38,8 @@ struct ScanPlan {
     bool row_scan = false;          // false: per-cell loop (NCHW)
     bool cell_ordered = false;      // positions in a row already come in (col, class) order
     size_t row_len = 0;
+    bool uniform = false;           // integer dtypes: every limit equals uniform_limit
+    uint32_t uniform_limit = 0;
     std::vector<uint8_t> limit_u8;  // one of these three, by dtype
     std::vector<uint16_t> limit_u16;
     std::vector<float> limit_f32;
@@ -44,9 +48,10 @@ struct ScanPlan {
 
 ScanPlan make_scan_plan(const TensorView& cls, const ClassScorer& scorer);
 
-// Appends to `out`; out.positions must hold at least plan.row_len entries (reserve_scan does it).
-void scan_class_tensor(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer,
-                       const void* frame, ScanResult& out);
+// Scans rows [row_begin, row_end) and appends their hits to `out`; out.positions must hold at
+// least plan.row_len entries (reserve_scan does it).
+void scan_class_rows(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer, const void* frame,
+                     int row_begin, int row_end, ScanResult& out);
 void reserve_scan(const ScanPlan& plan, ScanResult& out);
 
 }  // namespace detail
