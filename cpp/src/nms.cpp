@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "kernels/iou_scalar.hpp"
 #include "kernels/kernels.hpp"
 
 namespace hailo_decode {
 namespace detail {
+
+constexpr size_t kShortList = 8;
 
 void sort_candidates(std::vector<Candidate>& c, bool hailort_sort) {
     if (hailort_sort) {
@@ -43,10 +46,16 @@ void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxe
         const float canon[4] = {b.v[Y0], b.v[X0], b.v[Y1], b.v[X1]};
         const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
         BoxSoA& kept = ws.kept[s.agnostic ? 0 : size_t(c.class_id)];
-        if (kept.size() && k.any_iou_over(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(),
-                                          kept.area.data(), kept.size(), canon, area, s.iou_threshold,
-                                          s.iou_inclusive))
-            continue;
+        // Most kept lists are a few boxes long: below a vector's width the scalar test runs inline
+        // (the same result as the kernel, which would fall back to it anyway).
+        const size_t n_kept = kept.size();
+        const bool suppressed =
+            n_kept < kShortList
+                ? kernels::any_iou_over_scalar(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(),
+                                               kept.area.data(), n_kept, canon, area, s.iou_threshold, s.iou_inclusive)
+                : k.any_iou_over(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(), kept.area.data(),
+                                 n_kept, canon, area, s.iou_threshold, s.iou_inclusive);
+        if (suppressed) continue;
         kept.y0.push_back(canon[0]);
         kept.x0.push_back(canon[1]);
         kept.y1.push_back(canon[2]);
@@ -55,7 +64,10 @@ void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxe
         if (class_full) continue;
         ++ws.output_of_class[size_t(c.class_id)];
         ++total;
-        out.push_back({{b.v[0], b.v[1], b.v[2], b.v[3]}, c.score, c.class_id});
+        Detection& det = out.emplace_back();  // in place: a braced temporary would be copied whole
+        for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
+        det.score = c.score;
+        det.class_id = c.class_id;
     }
 }
 

@@ -45,6 +45,16 @@ ScanPlan make_scan_plan(const TensorView& v, const ClassScorer& s) {
     };
     if (v.dtype == DType::U8) set_uniform(p.limit_u8);
     if (v.dtype == DType::U16) set_uniform(p.limit_u16);
+    // Dense rows (NHWC, no padding) against one exact limit: a flagged position is a hit, and its
+    // column and class follow from pos = col * C + class, by a multiply instead of two tables
+    // that the stream through the caches keeps evicting. ceil(2^32 / C) divides exactly while
+    // pos * C < 2^32.
+    const size_t C = size_t(v.channels);
+    p.dense_exact = p.uniform && p.cell_ordered && p.row_len == size_t(v.width) * C &&
+                    uint64_t(p.row_len) * C < (uint64_t(1) << 32) &&
+                    std::all_of(s.q_min.begin(), s.q_min.end(), [&](int32_t q) { return uint32_t(q) == p.uniform_limit; });
+    p.channels = uint32_t(C);
+    p.div_channels = ((uint64_t(1) << 32) + C - 1) / C;
     return p;
 }
 
@@ -83,8 +93,13 @@ size_t run_kernel<float>(const kernels::Table& k, const float* row, const ScanPl
 // Appends (col, class) to the row's hits, given in (col, class) order: a new cell when the
 // column changes.
 inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c) {
-    if (out.cells.empty() || out.cells.back().row != row || out.cells.back().col != col)
-        out.cells.push_back({row, col, uint32_t(out.classes.size()), 0});
+    if (out.cells.empty() || out.cells.back().row != row || out.cells.back().col != col) {
+        CellHit& cell = out.cells.emplace_back();  // in place: see decode_hits
+        cell.row = row;
+        cell.col = col;
+        cell.first_class = uint32_t(out.classes.size());
+        cell.class_count = 0;
+    }
     out.classes.push_back(c);
     ++out.cells.back().class_count;
 }
@@ -102,17 +117,22 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
         const uint32_t* positions = out.positions.data();
         // padding, or a limit clamped to the type's maximum: not a hit
         auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && passes_exactly<T>(s, row[pos], pos_class[pos]); };
-        if (p.cell_ordered) {  // positions already in (col, class) order
+        if (p.dense_exact) {
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t col = uint32_t((positions[i] * p.div_channels) >> 32);
+                append_hit(out, r, int32_t(col), int32_t(positions[i] - col * p.channels));
+            }
+        } else if (p.cell_ordered) {  // positions already in (col, class) order
             for (size_t i = 0; i < n; ++i)
                 if (real_hit(positions[i])) append_hit(out, r, pos_col[positions[i]], pos_class[positions[i]]);
-            continue;
+        } else {
+            out.row_keys.clear();
+            for (size_t i = 0; i < n; ++i)
+                if (real_hit(positions[i]))
+                    out.row_keys.push_back(uint64_t(uint32_t(pos_col[positions[i]])) << 32 | uint32_t(pos_class[positions[i]]));
+            std::sort(out.row_keys.begin(), out.row_keys.end());
+            for (uint64_t key : out.row_keys) append_hit(out, r, int32_t(key >> 32), int32_t(key & 0xffffffffu));
         }
-        out.row_keys.clear();
-        for (size_t i = 0; i < n; ++i)
-            if (real_hit(positions[i]))
-                out.row_keys.push_back(uint64_t(uint32_t(pos_col[positions[i]])) << 32 | uint32_t(pos_class[positions[i]]));
-        std::sort(out.row_keys.begin(), out.row_keys.end());
-        for (uint64_t key : out.row_keys) append_hit(out, r, int32_t(key >> 32), int32_t(key & 0xffffffffu));
     }
 }
 

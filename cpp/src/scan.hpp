@@ -40,6 +40,9 @@ struct ScanPlan {
     size_t row_len = 0;
     bool uniform = false;           // integer dtypes: every limit equals uniform_limit
     uint32_t uniform_limit = 0;
+    bool dense_exact = false;       // uniform, NHWC without padding, and the limit is every class's exact one
+    uint32_t channels = 0;
+    uint64_t div_channels = 0;  // pos / channels == (pos * div_channels) >> 32 when dense_exact (2^32 for one channel)
     std::vector<uint8_t> limit_u8;  // one of these three, by dtype
     std::vector<uint16_t> limit_u16;
     std::vector<float> limit_f32;

@@ -66,8 +66,11 @@ ClassScorer make_class_scorer(const TensorView& v, const std::vector<float>& thr
         }
     }
     if (v.dtype == DType::U8) {
-        s.lut.resize(C * 256);
-        for (size_t c = 0; c < C; ++c)
+        // One table per quantization: 1 KB for the usual per-tensor case, which stays in L1.
+        const size_t tables = v.per_tensor_quant ? 1 : C;
+        s.lut_stride = v.per_tensor_quant ? 0 : 256;
+        s.lut.resize(tables * 256);
+        for (size_t c = 0; c < tables; ++c)
             for (int q = 0; q < 256; ++q) s.lut[c * 256 + size_t(q)] = s.activate(dequantize(float(q), v.zp[c], v.scale[c]));
     }
     return s;

@@ -29,7 +29,10 @@ struct ClassScorer {
     // (qmax + 1: never). Floats: the smallest float32 that passes (NaN: never, as x >= NaN is false).
     std::vector<int32_t> q_min;
     std::vector<float> x_min;
-    std::vector<float> lut;  // uint8 only: score of every (channel, q), channel-major, 256 per channel
+    // uint8 only: the score of every q, one table of 256 per channel (lut_stride 256) or one for
+    // all channels when they share their quantization (lut_stride 0)
+    std::vector<float> lut;
+    size_t lut_stride = 0;
 
     float activate(float x) const { return sigmoid ? detail::sigmoid(x) : x; }
 };
@@ -45,7 +48,7 @@ inline float class_score(const ClassScorer& s, const TensorView& v, const T* fra
 template <>
 inline float class_score<uint8_t>(const ClassScorer& s, const TensorView&, const uint8_t* frame, size_t index,
                                   int c) {
-    return s.lut[size_t(c) * 256 + frame[index]];
+    return s.lut[size_t(c) * s.lut_stride + frame[index]];
 }
 template <>
 inline float class_score<uint16_t>(const ClassScorer& s, const TensorView& v, const uint16_t* frame, size_t index,

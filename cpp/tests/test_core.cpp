@@ -14,6 +14,7 @@
 
 #include "../src/kernels/kernels.hpp"
 #include "../src/nms.hpp"
+#include "../src/scan.hpp"
 #include "../src/score_threshold.hpp"
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
@@ -145,6 +146,17 @@ static void test_kernels_agree() {
                 CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
             }
         }
+        // ... from every start alignment (the AVX2 path aligns its loads), and the byte sum too
+        for (size_t off = 0; off < 33 && off <= n; ++off) {
+            const size_t m = n - off;
+            const std::vector<uint8_t> pattern(m, uint8_t(130));
+            const size_t a = S.scan_u8(v8.data() + off, pattern.data(), m, ref.data());
+            for (const kernels::Table* k : tables()) {
+                const size_t b = k->scan_u8_uniform(v8.data() + off, uint8_t(130), m, got.data());
+                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+                CHECK(k->byte_sum(v8.data() + off, m) == S.byte_sum(v8.data() + off, m));
+            }
+        }
         for (uint32_t lim : {0u, 1u, 300u, 32767u, 32768u, 40000u, 65534u, 65535u}) {
             const std::vector<uint16_t> pattern(n, uint16_t(lim));
             const size_t a = S.scan_u16(v16.data(), pattern.data(), n, ref.data());
@@ -237,6 +249,43 @@ static void test_kernels_agree() {
         const float touching[4] = {2, 2, 4, 4};
         CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 1e-9f, true));
         CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 0.0f, true));
+    }
+}
+
+// The scan's shortcuts (one limit for the row; column and class by multiplication when the rows
+// are dense) find exactly the hits of the general per-position scan, for every channel count.
+static void test_scan_strategies() {
+    uint32_t seed = 777;
+    for (int C : {1, 2, 3, 7, 80, 255}) {
+        for (DType dt : {DType::U8, DType::U16}) {
+            for (int padded_c : {C, C + 5}) {
+                TensorSpec sp = spec("s", dt, Order::NHWC, 5, 9, C, 5, 9, padded_c);
+                const TensorView v = make_tensor_view(sp);
+                for (float th : {0.2f, 3.0f, 1e9f}) {  // 1e9: never passes (the limit is clamped)
+                    const ClassScorer sc = make_class_scorer(v, {th}, true, false);
+                    const ScanPlan fast = make_scan_plan(v, sc);
+                    ScanPlan general = fast;
+                    general.uniform = general.dense_exact = false;
+                    CHECK(fast.dense_exact == (padded_c == C && th < 1e6f));
+                    const size_t n = sp.frame_stride;
+                    std::vector<uint8_t> b8(n);
+                    std::vector<uint16_t> b16(n);
+                    for (size_t i = 0; i < n; ++i) { b8[i] = uint8_t(lcg(seed) >> 24); b16[i] = uint16_t(lcg(seed) >> 16); }
+                    const void* frame = dt == DType::U8 ? static_cast<const void*>(b8.data()) : b16.data();
+                    ScanResult a, b;
+                    reserve_scan(fast, a);
+                    reserve_scan(general, b);
+                    scan_class_rows(fast, v, sc, frame, 0, v.height, a);
+                    scan_class_rows(general, v, sc, frame, 0, v.height, b);
+                    CHECK(a.classes == b.classes && a.cells.size() == b.cells.size());
+                    for (size_t i = 0; i < std::min(a.cells.size(), b.cells.size()); ++i)
+                        CHECK(a.cells[i].row == b.cells[i].row && a.cells[i].col == b.cells[i].col &&
+                              a.cells[i].first_class == b.cells[i].first_class &&
+                              a.cells[i].class_count == b.cells[i].class_count);
+                    for (int32_t c : a.classes) CHECK(c >= 0 && c < C);
+                }
+            }
+        }
     }
 }
 
@@ -413,6 +462,7 @@ int main() {
     test_layouts();
     test_thresholds();
     test_kernels_agree();
+    test_scan_strategies();
     test_no_allocation_after_warmup();
     test_threads_same_results();
     test_nms_caps_and_ties();

@@ -44,22 +44,32 @@ size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
 }
 
 size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out) {
-    size_t i = 0, k = 0;
+    size_t k = 0;
     const __m256i lim = _mm256_set1_epi8(char(limit));
     auto passing = [&](__m256i a) { return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, lim), a))); };
+    if (n < 32) {
+        for (size_t i = 0; i < n; ++i)
+            if (v[i] >= limit) out[k++] = uint32_t(i);
+        return k;
+    }
+    // The body reads aligned 32-byte vectors (a load across two cache lines costs about a third
+    // more here, and NumPy's large arrays start 16 bytes into a line): one unaligned vector covers
+    // the bytes before the first boundary, another the bytes after the last.
+    size_t i = (32 - (reinterpret_cast<uintptr_t>(v) & 31)) & 31;
+    if (i) k = emit(passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v))) & ((1u << i) - 1), 0, out, k, 0);
     // 128 bytes per test: their maximum passes iff any byte does.
     for (; i + 128 <= n; i += 128) {
         __m256i a[4];
-        for (int j = 0; j < 4; ++j) a[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i + 32 * j));
+        for (int j = 0; j < 4; ++j) a[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(v + i + 32 * j));
         if (!passing(_mm256_max_epu8(_mm256_max_epu8(a[0], a[1]), _mm256_max_epu8(a[2], a[3])))) continue;
         for (int j = 0; j < 4; ++j) k = emit(passing(a[j]), i + 32 * size_t(j), out, k, 0);
     }
     for (; i + 32 <= n; i += 32) {
-        const uint32_t m = passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)));
+        const uint32_t m = passing(_mm256_load_si256(reinterpret_cast<const __m256i*>(v + i)));
         if (m) k = emit(m, i, out, k, 0);
     }
-    for (; i < n; ++i)
-        if (v[i] >= limit) out[k++] = uint32_t(i);
+    if (i < n)  // the last 32 bytes, less those already seen
+        k = emit(passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + n - 32))) >> (32 - (n - i)), i, out, k, 0);
     return k;
 }
 
@@ -235,11 +245,13 @@ void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst)
 uint64_t byte_sum(const uint8_t* p, size_t n) {
     __m256i acc = _mm256_setzero_si256();
     size_t i = 0;
+    uint64_t head = 0;  // up to the first 32-byte boundary: the body's loads stay within a line, as the scan's do
+    for (; i < n && (reinterpret_cast<uintptr_t>(p + i) & 31); ++i) head += p[i];
     for (; i + 32 <= n; i += 32)
         acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), _mm256_setzero_si256()));
     alignas(32) uint64_t lanes[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-    uint64_t s = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    uint64_t s = head + lanes[0] + lanes[1] + lanes[2] + lanes[3];
     for (; i < n; ++i) s += p[i];
     return s;
 }

@@ -1,6 +1,7 @@
 // The scalar reference kernels: always built, the definition every SIMD path must match bit for bit.
 #include <cstring>
 
+#include "iou_scalar.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -100,17 +101,7 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
-    for (size_t i = 0; i < n; ++i) {
-        const float ow = (x1[i] < b[3] ? x1[i] : b[3]) - (x0[i] > b[1] ? x0[i] : b[1]);
-        const float oh = (y1[i] < b[2] ? y1[i] : b[2]) - (y0[i] > b[0] ? y0[i] : b[0]);
-        float iou = 0.0f;
-        if (ow > 0.0f && oh > 0.0f) {
-            const float inter = ow * oh;
-            iou = inter / ((area[i] + b_area) - inter);
-        }
-        if (inclusive ? iou >= th : iou > th) return true;
-    }
-    return false;
+    return any_iou_over_scalar(y0, x0, y1, x1, area, n, b, b_area, th, inclusive);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
