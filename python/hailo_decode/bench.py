@@ -202,10 +202,32 @@ def _median_time(fn: Callable[[], object], budget: float, min_runs: int = 3, max
     return statistics.median(times)
 
 
-def _core_time(dec: Decoder, arrays: Sequence[np.ndarray], n: int, budget: float) -> float:
-    per = dec._core.time_decode(list(arrays), n, 1)[0]
-    iters = int(min(5000, max(5, budget / max(per, 1e-7))))
-    return statistics.median(dec._core.time_decode(list(arrays), n, iters))
+def _side_by_side(series: Dict[str, Callable[[int], List[float]]], budget: float, rounds: int = 8) -> Dict[str, float]:
+    """Median seconds per call of each series, measured in alternating rounds.
+
+    Each series is a function of an iteration count returning that many timings (taken in C++).
+    The machines here drift between a fast and a slow state over seconds, so timing one series
+    after another would compare different states: every round runs each series for about
+    budget / rounds, and the medians are over all rounds."""
+    per_call = {name: max(min(fn(3)), 1e-7) for name, fn in series.items()}  # warm-up and sizing
+    times: Dict[str, List[float]] = {name: [] for name in series}
+    for _ in range(rounds):
+        for name, fn in series.items():
+            times[name] += fn(int(min(2000, max(3, budget / rounds / per_call[name]))))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _decode_series(dec: Decoder, arrays: Sequence[np.ndarray], n: int, simd: Optional[str] = None):
+    """Timings of dec on the arrays, on the given kernel path (the active one if None)."""
+    def run(iterations: int) -> List[float]:
+        active = _core.simd_info()["active"]
+        if simd is not None:
+            _core.select_simd(simd)
+        try:
+            return dec._core.time_decode(list(arrays), n, iterations)
+        finally:
+            _core.select_simd(active)
+    return run
 
 
 @dataclass
@@ -241,21 +263,19 @@ def measure(workload: str, cfg: DecoderConfig, frames: Frames, threshold: float,
                                    max_candidates=None))
     n_cand = sum(len(d) for d in counting(batch_frames))
 
-    progress("floor")
-    floor = statistics.median(_core.time_read_pass(cls_arrays, 2000 if batch == 1 else 300))
-    progress("simd")
-    t_simd = _core_time(dec, arrays, batch, budget)
-    t_api = _median_time(lambda: dec(batch_frames), budget)
-    progress("scalar")
-    _core.select_simd("scalar")
-    try:
-        t_scalar = _core_time(dec, arrays, batch, budget)
-    finally:
-        _core.select_simd(simd)
-    t_threads = None
+    progress("floor, ours (SIMD, scalar, 2 threads)")
+    series = {
+        "floor": lambda it: _core.time_read_pass(cls_arrays, it),
+        "simd": _decode_series(dec, arrays, batch),
+        "scalar": _decode_series(dec, arrays, batch, "scalar"),
+    }
     if batch > 1:
-        progress("2 threads")
-        t_threads = _core_time(Decoder(cfg, threads=2), arrays, batch, budget)
+        series["threads"] = _decode_series(Decoder(cfg, threads=2), arrays, batch)
+    medians = _side_by_side(series, budget * len(series))
+    floor, t_simd, t_scalar = medians["floor"], medians["simd"], medians["scalar"]
+    t_threads = medians.get("threads")
+    progress("Python API")
+    t_api = _median_time(lambda: dec(batch_frames), budget)
     singles = [{k: v[i] for k, v in batch_frames.items()} for i in range(batch)]
     progress("numpy filtered")
     t_filt = _median_time(lambda: [numpy_filtered(cfg, f, threshold) for f in singles], numpy_budget)

@@ -174,22 +174,17 @@ inline __m256i lane_max_u8(__m256i v) {
     return _mm256_shuffle_epi8(v, _mm256_setzero_si256());
 }
 
-// t[i] for 8 indices in [0, 16), the table held in two registers: two permutes and a blend on bit 3.
-inline __m256 lookup16(__m256 t0, __m256 t1, __m256i i) {
-    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, i), _mm256_permutevar8x32_ps(t1, i),
-                            _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
-}
-
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
     const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
-    const __m256 lo0 = _mm256_loadu_ps(t.lo), lo1 = _mm256_loadu_ps(t.lo + 8);
-    const __m256 hi0 = _mm256_loadu_ps(t.hi), hi1 = _mm256_loadu_ps(t.hi + 8);
-    const __m256i fifteen = _mm256_set1_epi32(15);
-    // exp of 8 gaps (q_max - q_i, one byte each): hi[d >> 4] * lo[d & 15], as ExpTable::full.
+    const __m256 e64 = _mm256_loadu_ps(t.e64), e8 = _mm256_loadu_ps(t.e8), e1 = _mm256_loadu_ps(t.e1);
+    // exp of 8 gaps (q_max - q_i, one byte each) as ExpTable::full: the permutes read the low 3
+    // bits of d >> 6, d >> 3 and d.
     auto exp8 = [&](__m128i gaps) {
         const __m256i d = _mm256_cvtepu8_epi32(gaps);
-        return _mm256_mul_ps(lookup16(hi0, hi1, _mm256_srli_epi32(d, 4)), lookup16(lo0, lo1, _mm256_and_si256(d, fifteen)));
+        const __m256 ab = _mm256_mul_ps(_mm256_permutevar8x32_ps(e64, _mm256_srli_epi32(d, 6)),
+                                        _mm256_permutevar8x32_ps(e8, _mm256_srli_epi32(d, 3)));
+        return _mm256_mul_ps(ab, _mm256_permutevar8x32_ps(e1, d));
     };
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));       // sides 0, 1
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32));  // sides 2, 3

@@ -13,14 +13,18 @@
 namespace hailo_decode {
 namespace kernels {
 
-// exp(-d * scale) for d in [0, 256), the table dfl16_u8 takes. Each value is the product of two
-// entries of 16 (d = 16 hi + lo), so that a path with 8-lane permutes can form it in registers and
-// a path without them can read `full`: the same float either way.
+// exp(-d * scale) for d in [0, 256), the table dfl16_u8 takes. Each value is the product of three
+// entries of 8, d = 64 a + 8 b + c, as (e64[a] * e8[b]) * e1[c]: a path with 8-lane permutes
+// forms it in registers (a permute uses the low 3 bits of its index, so no masking either), a
+// path without them reads `full`, and both get the same float.
 struct ExpTable {
-    float lo[16];     // exp_neg(-lo * scale)
-    float hi[16];     // exp_neg(-16 hi * scale)
-    float full[256];  // hi[d >> 4] * lo[d & 15]
+    float e64[8];     // exp_neg(-64 a * scale), a < 4 (the rest 0)
+    float e8[8];      // exp_neg(-8 b * scale)
+    float e1[8];      // exp_neg(-c * scale)
+    float full[256];  // (e64[d >> 6] * e8[(d >> 3) & 7]) * e1[d & 7]
 };
+void make_exp_table(float scale, ExpTable& table);
+
 struct Table {
     const char* name;
     // Writes the positions i in [0, n) with values[i] >= limits[i] to `out` (room for n), in
@@ -51,8 +55,6 @@ struct Table {
 };
 
 const Table& scalar_table();
-
-void make_exp_table(float scale, ExpTable& table);
 
 // The reference exp (below) of x <= 0.
 float exp_neg(float x);

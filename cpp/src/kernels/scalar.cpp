@@ -30,11 +30,12 @@ float exp_neg(float x) {
 }
 
 void make_exp_table(float scale, ExpTable& t) {
-    for (int i = 0; i < 16; ++i) {
-        t.lo[i] = exp_neg(-float(i) * scale);
-        t.hi[i] = exp_neg(-float(16 * i) * scale);
+    for (int i = 0; i < 8; ++i) {
+        t.e64[i] = i < 4 ? exp_neg(-float(64 * i) * scale) : 0.0f;
+        t.e8[i] = exp_neg(-float(8 * i) * scale);
+        t.e1[i] = exp_neg(-float(i) * scale);
     }
-    for (int d = 0; d < 256; ++d) t.full[d] = t.hi[d >> 4] * t.lo[d & 15];
+    for (int d = 0; d < 256; ++d) t.full[d] = (t.e64[d >> 6] * t.e8[(d >> 3) & 7]) * t.e1[d & 7];
 }
 
 namespace {
