@@ -33,12 +33,12 @@ size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out)
     size_t i = 0, k = 0;
     const uint8x16_t lim = vdupq_n_u8(limit);
     for (; i + 64 <= n; i += 64) {  // 64 bytes per test: their maximum passes iff any byte does
-        uint8x16_t a[4];
-        for (int j = 0; j < 4; ++j) a[j] = vld1q_u8(v + i + 16 * j);
-        if (vmaxvq_u8(vmaxq_u8(vmaxq_u8(a[0], a[1]), vmaxq_u8(a[2], a[3]))) < limit) continue;
-        for (int j = 0; j < 4; ++j) {
-            const uint8x16_t ge = vcgeq_u8(a[j], lim);
-            if (vmaxvq_u8(ge)) k = emit16(ge, i + 16 * size_t(j), out, k);
+        if (vmaxvq_u8(vmaxq_u8(vmaxq_u8(vld1q_u8(v + i), vld1q_u8(v + i + 16)),
+                               vmaxq_u8(vld1q_u8(v + i + 32), vld1q_u8(v + i + 48)))) < limit)
+            continue;
+        for (size_t j = 0; j < 64; j += 16) {  // read again rather than kept in an array
+            const uint8x16_t ge = vcgeq_u8(vld1q_u8(v + i + j), lim);
+            if (vmaxvq_u8(ge)) k = emit16(ge, i + j, out, k);
         }
     }
     for (; i + 16 <= n; i += 16) {
@@ -185,10 +185,14 @@ void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst)
 }
 
 uint64_t byte_sum(const uint8_t* p, size_t n) {
-    uint64x2_t acc = vdupq_n_u64(0);
+    // Four independent accumulators, as the AVX2 floor (see there).
+    uint64x2_t acc[4] = {vdupq_n_u64(0), vdupq_n_u64(0), vdupq_n_u64(0), vdupq_n_u64(0)};
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) acc = vpadalq_u32(acc, vpaddlq_u16(vpaddlq_u8(vld1q_u8(p + i))));
-    uint64_t s = vgetq_lane_u64(acc, 0) + vgetq_lane_u64(acc, 1);
+    for (; i + 64 <= n; i += 64)
+        for (int j = 0; j < 4; ++j) acc[j] = vpadalq_u32(acc[j], vpaddlq_u16(vpaddlq_u8(vld1q_u8(p + i + 16 * j))));
+    for (; i + 16 <= n; i += 16) acc[0] = vpadalq_u32(acc[0], vpaddlq_u16(vpaddlq_u8(vld1q_u8(p + i))));
+    const uint64x2_t a = vaddq_u64(vaddq_u64(acc[0], acc[1]), vaddq_u64(acc[2], acc[3]));
+    uint64_t s = vgetq_lane_u64(a, 0) + vgetq_lane_u64(a, 1);
     for (; i < n; ++i) s += p[i];
     return s;
 }

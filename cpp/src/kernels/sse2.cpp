@@ -20,15 +20,16 @@ size_t scan_u8(const uint8_t* v, const uint8_t* l, size_t n, uint32_t* out) {
     size_t i = 0, k = 0;
     const __m128i zero = _mm_setzero_si128();
     // 64 bytes per test: saturating limit - value is 0 exactly where value >= limit.
+    // (Blocks with a hit are recomputed rather than kept in an array, which GCC spills.)
+    auto gap = [&](size_t j) {
+        return _mm_subs_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(l + j)),
+                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + j)));
+    };
     for (; i + 64 <= n; i += 64) {
-        __m128i d[4];
-        for (int j = 0; j < 4; ++j)
-            d[j] = _mm_subs_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(l + i + 16 * j)),
-                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i + 16 * j)));
-        const __m128i m = _mm_min_epu8(_mm_min_epu8(d[0], d[1]), _mm_min_epu8(d[2], d[3]));
+        const __m128i m = _mm_min_epu8(_mm_min_epu8(gap(i), gap(i + 16)), _mm_min_epu8(gap(i + 32), gap(i + 48)));
         if (!_mm_movemask_epi8(_mm_cmpeq_epi8(m, zero))) continue;
-        for (int j = 0; j < 4; ++j)
-            k = emit(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(d[j], zero))), i + 16 * size_t(j), out, k);
+        for (size_t j = 0; j < 64; j += 16)
+            k = emit(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(gap(i + j), zero))), i + j, out, k);
     }
     for (; i + 16 <= n; i += 16) {
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
@@ -45,11 +46,10 @@ size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out)
     size_t i = 0, k = 0;
     const __m128i lim = _mm_set1_epi8(char(limit));
     auto passing = [&](__m128i a) { return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, lim), a))); };
+    auto at = [&](size_t j) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + j)); };
     for (; i + 64 <= n; i += 64) {  // 64 bytes per test: their maximum passes iff any byte does
-        __m128i a[4];
-        for (int j = 0; j < 4; ++j) a[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i + 16 * j));
-        if (!passing(_mm_max_epu8(_mm_max_epu8(a[0], a[1]), _mm_max_epu8(a[2], a[3])))) continue;
-        for (int j = 0; j < 4; ++j) k = emit(passing(a[j]), i + 16 * size_t(j), out, k);
+        if (!passing(_mm_max_epu8(_mm_max_epu8(at(i), at(i + 16)), _mm_max_epu8(at(i + 32), at(i + 48))))) continue;
+        for (size_t j = 0; j < 64; j += 16) k = emit(passing(at(i + j)), i + j, out, k);
     }
     for (; i + 16 <= n; i += 16) {
         const uint32_t m = passing(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
@@ -69,10 +69,9 @@ size_t scan_u16_uniform(const uint16_t* v, uint16_t limit, size_t n, uint32_t* o
         return ~uint32_t(_mm_movemask_epi8(_mm_packs_epi16(_mm_cmpgt_epi16(lim, b), _mm_setzero_si128()))) & 0xffu;
     };
     for (; i + 32 <= n; i += 32) {  // 32 values per test: their maximum passes iff any does
-        __m128i b[4];
-        for (int j = 0; j < 4; ++j) b[j] = biased(i + 8 * size_t(j));
-        if (!passing(_mm_max_epi16(_mm_max_epi16(b[0], b[1]), _mm_max_epi16(b[2], b[3])))) continue;
-        for (int j = 0; j < 4; ++j) k = emit(passing(b[j]), i + 8 * size_t(j), out, k);
+        if (!passing(_mm_max_epi16(_mm_max_epi16(biased(i), biased(i + 8)), _mm_max_epi16(biased(i + 16), biased(i + 24)))))
+            continue;
+        for (size_t j = 0; j < 32; j += 8) k = emit(passing(biased(i + j)), i + j, out, k);
     }
     for (; i + 8 <= n; i += 8) {
         const uint32_t m = passing(biased(i));
@@ -209,11 +208,17 @@ void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst)
 }
 
 uint64_t byte_sum(const uint8_t* p, size_t n) {
-    __m128i acc = _mm_setzero_si128();
+    // Four independent accumulators, as the AVX2 floor (see there).
+    const __m128i zero = _mm_setzero_si128();
+    __m128i acc[4] = {zero, zero, zero, zero};
     size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        for (int j = 0; j < 4; ++j)
+            acc[j] = _mm_add_epi64(acc[j], _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 16 * j)), zero));
     for (; i + 16 <= n; i += 16)
-        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), _mm_setzero_si128()));
-    uint64_t s = uint64_t(_mm_cvtsi128_si64(acc)) + uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
+        acc[0] = _mm_add_epi64(acc[0], _mm_sad_epu8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), zero));
+    const __m128i a = _mm_add_epi64(_mm_add_epi64(acc[0], acc[1]), _mm_add_epi64(acc[2], acc[3]));
+    uint64_t s = uint64_t(_mm_cvtsi128_si64(a)) + uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a)));
     for (; i < n; ++i) s += p[i];
     return s;
 }
