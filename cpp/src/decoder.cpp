@@ -33,6 +33,7 @@ struct alignas(64) Workspace {
     ScanResult scan;
     std::vector<Box> boxes;
     std::vector<Candidate> candidates;
+    SortScratch sort_scratch;
     std::vector<float> dfl_scratch;
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
@@ -201,7 +202,7 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
             case DType::F32: decode_hits(h, static_cast<const float*>(cls_frame), box_frame, ws); break;
         }
     }
-    sort_candidates(ws.candidates, cfg.settings.hailort_sort);
+    sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
     suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
 }
 

@@ -10,65 +10,99 @@ namespace detail {
 
 constexpr size_t kShortList = 8;
 
-void sort_candidates(std::vector<Candidate>& c, bool hailort_sort) {
+void sort_candidates(std::vector<Candidate>& c, bool hailort_sort, SortScratch& scratch) {
+    // std::sort moves (score, position) pairs of 8 bytes instead of the 16-byte candidates, then
+    // the candidates are gathered once. The permutation is the same: std::sort's depends only on
+    // the comparisons it sees, and the pairs compare as the candidates do.
+    std::vector<SortKey>& keys = scratch.keys;
+    keys.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i) keys[i] = {c[i].score, uint32_t(i)};
     if (hailort_sort) {
-        // HailoRT (remove_overlapping_boxes): std::sort(..., a.score > b.score). std::sort's
-        // permutation depends only on the comparisons it sees, so the same input order and the
-        // same comparator give HailoRT's order, equal scores included.
-        std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+        // HailoRT (remove_overlapping_boxes): std::sort(..., a.score > b.score) on the candidates
+        // in scan order, so equal scores end up exactly where HailoRT puts them.
+        std::sort(keys.begin(), keys.end(), [](const SortKey& a, const SortKey& b) { return a.score > b.score; });
     } else {
-        // Stable by construction, without std::stable_sort's temporary buffer.
-        std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
-            return a.score > b.score || (a.score == b.score && a.seq < b.seq);
+        // Stable by construction (positions are scan order), without std::stable_sort's buffer.
+        std::sort(keys.begin(), keys.end(), [](const SortKey& a, const SortKey& b) {
+            return a.score > b.score || (a.score == b.score && a.at < b.at);
         });
     }
+    scratch.sorted.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i) scratch.sorted[i] = c[keys[i].at];
+    c.swap(scratch.sorted);
 }
 
-void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
-              int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
-    const size_t lists = s.agnostic ? 1 : size_t(num_classes);
-    if (ws.kept.size() < lists) ws.kept.resize(lists);
-    for (size_t i = 0; i < lists; ++i) ws.kept[i].clear();
-    ws.output_of_class.assign(size_t(num_classes), 0);
-    const kernels::Table& k = kernels::active();
-    const int Y0 = s.yxyx ? 0 : 1, X0 = s.yxyx ? 1 : 0, Y1 = s.yxyx ? 2 : 3, X1 = s.yxyx ? 3 : 2;
+namespace {
+
+template <bool kYxyx>
+void suppress_in(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
+                 int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
+    const size_t lists = s.agnostic ? 1 : size_t(num_classes);
+    // Slices of the arena: list l holds at most as many boxes as it has candidates.
+    ws.count.assign(lists, 0);
+    for (size_t i = 0; i < n; ++i) ++ws.count[s.agnostic ? 0 : size_t(sorted[i].class_id)];
+    ws.start.resize(lists);
+    uint32_t at = 0;
+    for (size_t l = 0; l < lists; ++l) {
+        ws.start[l] = at;
+        at += ws.count[l];
+        ws.count[l] = 0;
+    }
+    for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
+        if (v->size() < n) v->resize(n);
+    ws.output_of_class.assign(size_t(num_classes), 0);
+    const kernels::Table& k = kernels::active();
+    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
-        if (s.max_total >= 0 && total >= s.max_total) break;  // nothing later can be output
+        if (capped_total && total >= s.max_total) break;  // nothing later can be output
         const Candidate& c = sorted[i];
-        const bool class_full = s.max_per_class >= 0 && ws.output_of_class[size_t(c.class_id)] >= s.max_per_class;
+        const size_t cls = size_t(c.class_id);
+        const bool class_full = capped_class && ws.output_of_class[cls] >= s.max_per_class;
         // Class-aware: a box of a full class can neither be output nor suppress an outputable box.
         // Agnostic: it may still suppress boxes of other classes, so it goes through NMS.
         if (class_full && !s.agnostic) continue;
         const Box& b = boxes[c.box];
-        const float canon[4] = {b.v[Y0], b.v[X0], b.v[Y1], b.v[X1]};
+        const float canon[4] = {b.v[kYxyx ? 0 : 1], b.v[kYxyx ? 1 : 0], b.v[kYxyx ? 2 : 3], b.v[kYxyx ? 3 : 2]};
         const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
-        BoxSoA& kept = ws.kept[s.agnostic ? 0 : size_t(c.class_id)];
+        const size_t list = s.agnostic ? 0 : cls;
+        const size_t first = ws.start[list], n_kept = ws.count[list];
+        const float *y0 = ws.y0.data() + first, *x0 = ws.x0.data() + first, *y1 = ws.y1.data() + first,
+                    *x1 = ws.x1.data() + first, *ka = ws.area.data() + first;
         // Most kept lists are a few boxes long: below a vector's width the scalar test runs inline
         // (the same result as the kernel, which would fall back to it anyway).
-        const size_t n_kept = kept.size();
         const bool suppressed =
             n_kept < kShortList
-                ? kernels::any_iou_over_scalar(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(),
-                                               kept.area.data(), n_kept, canon, area, s.iou_threshold, s.iou_inclusive)
-                : k.any_iou_over(kept.y0.data(), kept.x0.data(), kept.y1.data(), kept.x1.data(), kept.area.data(),
-                                 n_kept, canon, area, s.iou_threshold, s.iou_inclusive);
+                ? kernels::any_iou_over_scalar(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive)
+                : k.any_iou_over(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive);
         if (suppressed) continue;
-        kept.y0.push_back(canon[0]);
-        kept.x0.push_back(canon[1]);
-        kept.y1.push_back(canon[2]);
-        kept.x1.push_back(canon[3]);
-        kept.area.push_back(area);
+        const size_t slot = first + n_kept;
+        ws.y0[slot] = canon[0];
+        ws.x0[slot] = canon[1];
+        ws.y1[slot] = canon[2];
+        ws.x1[slot] = canon[3];
+        ws.area[slot] = area;
+        ++ws.count[list];
         if (class_full) continue;
-        ++ws.output_of_class[size_t(c.class_id)];
+        ++ws.output_of_class[cls];
         ++total;
         Detection& det = out.emplace_back();  // in place: a braced temporary would be copied whole
         for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
         det.score = c.score;
         det.class_id = c.class_id;
     }
+}
+
+}  // namespace
+
+void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
+              int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
+    if (s.yxyx)
+        suppress_in<true>(sorted, boxes, s, num_classes, ws, out);
+    else
+        suppress_in<false>(sorted, boxes, s, num_classes, ws, out);
 }
 
 }  // namespace detail

@@ -21,21 +21,26 @@ struct Box {
 };
 
 // Kept boxes as structure of arrays, (y0, x0, y1, x1) whatever the output order, for the
-// one-against-many IoU kernel.
-struct BoxSoA {
-    std::vector<float> y0, x0, y1, x1, area;
-    void clear() { y0.clear(); x0.clear(); y1.clear(); x1.clear(); area.clear(); }
-    size_t size() const { return area.size(); }
-};
-
+// one-against-many IoU kernel: one arena per frame, each class's list a slice of it sized by the
+// number of that class's candidates (a list never holds more), so nothing grows or is cleared
+// per class.
 struct NmsWorkspace {
-    std::vector<BoxSoA> kept;  // per class, or one list when agnostic
+    std::vector<float> y0, x0, y1, x1, area;  // the arena
+    std::vector<uint32_t> start, count;       // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };
 
 // Score-descending. hailort_sort: std::sort with HailoRT's comparator on the candidates in scan
 // order, so equal scores end up exactly where HailoRT puts them. Otherwise ties keep scan order.
-void sort_candidates(std::vector<Candidate>& candidates, bool hailort_sort);
+struct SortKey {
+    float score;
+    uint32_t at;  // position in the candidate list
+};
+struct SortScratch {
+    std::vector<SortKey> keys;
+    std::vector<Candidate> sorted;
+};
+void sort_candidates(std::vector<Candidate>& candidates, bool hailort_sort, SortScratch& scratch);
 
 // Greedy NMS over sorted candidates; appends the detections that survive the caps to `out`.
 // Suppression and IoU as HailoRT's remove_overlapping_boxes / compute_iou: a candidate is dropped

@@ -55,11 +55,20 @@ ScanPlan make_scan_plan(const TensorView& v, const ClassScorer& s) {
                     std::all_of(s.q_min.begin(), s.q_min.end(), [&](int32_t q) { return uint32_t(q) == p.uniform_limit; });
     p.channels = uint32_t(C);
     p.div_channels = ((uint64_t(1) << 32) + C - 1) / C;
+    if (p.dense_exact) {
+        // Up to kCallElements per call, so that the positions buffer stays small; every product
+        // pos * C and cell * W then stays below 2^32 and the two divisions by multiplication are exact.
+        p.rows_per_call = int(std::max<size_t>(1, std::min<size_t>(ScanPlan::kCallElements / p.row_len, size_t(v.height))));
+        const uint64_t W = uint64_t(v.width);
+        p.div_width = ((uint64_t(1) << 32) + W - 1) / W;
+        if (uint64_t(p.rows_per_call) * p.row_len * C >= (uint64_t(1) << 32)) p.dense_exact = false;
+    }
     return p;
 }
 
 void reserve_scan(const ScanPlan& plan, ScanResult& out) {
-    if (out.positions.size() < plan.row_len) out.positions.resize(plan.row_len);
+    const size_t need = plan.dense_exact ? size_t(plan.rows_per_call) * plan.row_len : plan.row_len;
+    if (out.positions.size() < need) out.positions.resize(need);
 }
 
 namespace {
@@ -73,21 +82,22 @@ bool passes_exactly<uint16_t>(const ClassScorer& s, uint16_t q, int c) { return 
 template <>
 bool passes_exactly<float>(const ClassScorer& s, float x, int c) { return x >= s.x_min[size_t(c)]; }
 
+// n: row_len, or a multiple of it for uniform limits (rows back to back).
 template <typename T>
-size_t run_kernel(const kernels::Table& k, const T* row, const ScanPlan& p, uint32_t* out);
+size_t run_kernel(const kernels::Table& k, const T* row, const ScanPlan& p, size_t n, uint32_t* out);
 template <>
-size_t run_kernel<uint8_t>(const kernels::Table& k, const uint8_t* row, const ScanPlan& p, uint32_t* out) {
-    if (p.uniform) return k.scan_u8_uniform(row, uint8_t(p.uniform_limit), p.row_len, out);
-    return k.scan_u8(row, p.limit_u8.data(), p.row_len, out);
+size_t run_kernel<uint8_t>(const kernels::Table& k, const uint8_t* row, const ScanPlan& p, size_t n, uint32_t* out) {
+    if (p.uniform) return k.scan_u8_uniform(row, uint8_t(p.uniform_limit), n, out);
+    return k.scan_u8(row, p.limit_u8.data(), n, out);
 }
 template <>
-size_t run_kernel<uint16_t>(const kernels::Table& k, const uint16_t* row, const ScanPlan& p, uint32_t* out) {
-    if (p.uniform) return k.scan_u16_uniform(row, uint16_t(p.uniform_limit), p.row_len, out);
-    return k.scan_u16(row, p.limit_u16.data(), p.row_len, out);
+size_t run_kernel<uint16_t>(const kernels::Table& k, const uint16_t* row, const ScanPlan& p, size_t n, uint32_t* out) {
+    if (p.uniform) return k.scan_u16_uniform(row, uint16_t(p.uniform_limit), n, out);
+    return k.scan_u16(row, p.limit_u16.data(), n, out);
 }
 template <>
-size_t run_kernel<float>(const kernels::Table& k, const float* row, const ScanPlan& p, uint32_t* out) {
-    return k.scan_f32(row, p.limit_f32.data(), p.row_len, out);
+size_t run_kernel<float>(const kernels::Table& k, const float* row, const ScanPlan& p, size_t n, uint32_t* out) {
+    return k.scan_f32(row, p.limit_f32.data(), n, out);
 }
 
 // Appends (col, class) to the row's hits, given in (col, class) order: a new cell when the
@@ -108,21 +118,30 @@ template <typename T>
 void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, int r0, int r1,
                ScanResult& out) {
     const kernels::Table& k = kernels::active();
+    if (p.dense_exact) {  // rows back to back: several per kernel call (see ScanPlan::rows_per_call)
+        for (int r = r0; r < r1; r += p.rows_per_call) {
+            const int rows = std::min(p.rows_per_call, r1 - r);
+            const size_t n = run_kernel(k, frame + size_t(r) * v.row_stride, p, size_t(rows) * p.row_len,
+                                        out.positions.data());
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t pos = out.positions[i];
+                const uint32_t cell = uint32_t((pos * p.div_channels) >> 32);
+                const uint32_t row = uint32_t((cell * p.div_width) >> 32);
+                append_hit(out, r + int32_t(row), int32_t(cell - row * uint32_t(v.width)), int32_t(pos - cell * p.channels));
+            }
+        }
+        return;
+    }
     const int32_t* pos_class = p.pos_class.data();
     const int32_t* pos_col = p.pos_col.data();
     for (int r = r0; r < r1; ++r) {
         const T* row = frame + size_t(r) * v.row_stride;
-        const size_t n = run_kernel(k, row, p, out.positions.data());
+        const size_t n = run_kernel(k, row, p, p.row_len, out.positions.data());
         if (n == 0) continue;
         const uint32_t* positions = out.positions.data();
         // padding, or a limit clamped to the type's maximum: not a hit
         auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && passes_exactly<T>(s, row[pos], pos_class[pos]); };
-        if (p.dense_exact) {
-            for (size_t i = 0; i < n; ++i) {
-                const uint32_t col = uint32_t((positions[i] * p.div_channels) >> 32);
-                append_hit(out, r, int32_t(col), int32_t(positions[i] - col * p.channels));
-            }
-        } else if (p.cell_ordered) {  // positions already in (col, class) order
+        if (p.cell_ordered) {  // positions already in (col, class) order
             for (size_t i = 0; i < n; ++i)
                 if (real_hit(positions[i])) append_hit(out, r, pos_col[positions[i]], pos_class[positions[i]]);
         } else {

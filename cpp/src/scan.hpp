@@ -41,8 +41,12 @@ struct ScanPlan {
     bool uniform = false;           // integer dtypes: every limit equals uniform_limit
     uint32_t uniform_limit = 0;
     bool dense_exact = false;       // uniform, NHWC without padding, and the limit is every class's exact one
+    // dense_exact: rows are scanned rows_per_call at a time (up to kCallElements values), and
+    // pos / C, cell / W are (x * div) >> 32 (div = ceil(2^32 / divisor); 2^32 for a divisor of 1)
+    static constexpr size_t kCallElements = 32768;
+    int rows_per_call = 1;
     uint32_t channels = 0;
-    uint64_t div_channels = 0;  // pos / channels == (pos * div_channels) >> 32 when dense_exact (2^32 for one channel)
+    uint64_t div_channels = 0, div_width = 0;
     std::vector<uint8_t> limit_u8;  // one of these three, by dtype
     std::vector<uint16_t> limit_u16;
     std::vector<float> limit_f32;
