@@ -102,9 +102,11 @@ class Decoder:
         self.threads = threads
         self._core = _core.Decoder(_core_config(config), threads)
         self._outputs: Tuple[OutputInfo, ...] = config.outputs
-        # The hot path's checks, precomputed: name, dtype, the one-frame shapes. Anything that
-        # fails them goes through _arrays, which says exactly what is wrong.
-        self._fast = tuple((o.name, np.dtype(o.dtype), frozenset(o.frame_shapes)) for o in config.outputs)
+        # The hot path's checks, precomputed: name, dtype, the one-frame shapes and the per-frame
+        # shapes of a batch. Anything that fails them goes through _arrays, which says exactly
+        # what is wrong.
+        self._fast = tuple((o.name, np.dtype(o.dtype), frozenset(o.frame_shapes), frozenset(o.batch_frame_shapes))
+                           for o in config.outputs)
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
 
@@ -139,27 +141,36 @@ class Decoder:
             arrays.append(a)
         return arrays, batch
 
-    def _single_frame_arrays(self, raw: Frames) -> Optional[List[np.ndarray]]:
-        """The arrays of one frame without a batch axis, if everything is as declared; else None."""
+    def _fast_arrays(self, raw: Frames) -> Optional[Tuple[List[np.ndarray], Optional[int]]]:
+        """(arrays, batch) as _arrays gives them, if everything is as declared; else None."""
         if type(raw) is not dict or len(raw) != len(self._fast):
             return None
         arrays = []
-        for name, dtype, shapes in self._fast:
+        batch: Optional[int] = None
+        for i, (name, dtype, shapes, batch_shapes) in enumerate(self._fast):
             a = raw.get(name)
-            if (type(a) is not np.ndarray or a.dtype != dtype or a.shape not in shapes or not a.flags.c_contiguous
-                    or not a.flags.aligned):
+            if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous or not a.flags.aligned:
+                return None
+            shape = a.shape
+            if shape in shapes:
+                n = None
+            elif shape[1:] in batch_shapes:
+                n = shape[0]
+            else:
+                return None
+            if i == 0:
+                batch = n
+            elif n != batch:
                 return None
             arrays.append(a)
-        return arrays
+        return arrays, batch
 
     def __call__(self, raw: Frames) -> Union[Detections, List[Detections]]:
         return self.decode(raw)
 
     def decode(self, raw: Frames) -> Union[Detections, List[Detections]]:
-        arrays = self._single_frame_arrays(raw)
-        batch = None
-        if arrays is None:
-            arrays, batch = self._arrays(raw)
+        fast = self._fast_arrays(raw)
+        arrays, batch = fast if fast is not None else self._arrays(raw)
         frames = self._core.decode(arrays, 1 if batch is None else batch)
         dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
         return dets[0] if batch is None else dets
