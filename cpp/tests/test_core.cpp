@@ -10,11 +10,13 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../src/kernels/kernels.hpp"
 #include "../src/nms.hpp"
 #include "../src/scan.hpp"
+#include "../src/thread_pool.hpp"
 #include "../src/score_threshold.hpp"
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
@@ -436,6 +438,41 @@ static bool same(const Decoder& a, const Decoder& b, size_t frames) {
     return true;
 }
 
+// The pool's protocol: job 0 runs on the caller, every other job at most once per run and only
+// while the run is open; runs back to back (workers spinning) and after a pause (workers asleep)
+// alike; an exception from any job reaches the caller and the pool stays usable.
+static void test_thread_pool() {
+    ThreadPool pool(3);
+    std::atomic<int> ran[4];
+    for (int round = 0; round < 400; ++round) {
+        if (round % 100 == 99) std::this_thread::sleep_for(ThreadPool::kSpin * 3);  // let the workers sleep
+        for (auto& r : ran) r = 0;
+        const size_t n = size_t(1 + round % 4);
+        std::atomic<size_t> next{0};
+        std::atomic<size_t> done{0};
+        const std::function<void(size_t)> job = [&](size_t i) {
+            ran[i].fetch_add(1);
+            for (size_t f; (f = next.fetch_add(1)) < 64;) done.fetch_add(1);  // shared work, as decode's frames
+        };
+        pool.run(n, job);
+        CHECK(ran[0] == 1 && done == 64);
+        for (size_t i = 1; i < 4; ++i) CHECK(ran[i] <= (i < n ? 1 : 0));
+    }
+    for (size_t thrower : {0u, 1u}) {
+        std::atomic<size_t> next{0};
+        const std::function<void(size_t)> job = [&](size_t i) {
+            if (i == thrower) throw std::runtime_error("job failed");
+            while (next.fetch_add(1) < 1000) {}
+        };
+        bool caught = thrower == 1;  // a worker may not join in time; job 0 always runs
+        try { pool.run(2, job); } catch (const std::runtime_error&) { caught = true; }
+        CHECK(caught);
+        std::atomic<int> count{0};
+        pool.run(4, [&](size_t) { count.fetch_add(1); });
+        CHECK(count >= 1 && count <= 4);
+    }
+}
+
 static void test_threads_same_results() {
     SyntheticModel m(8, Order::NHWC, false);
     auto p = m.ptrs();
@@ -465,6 +502,7 @@ int main() {
     test_kernels_agree();
     test_scan_strategies();
     test_no_allocation_after_warmup();
+    test_thread_pool();
     test_threads_same_results();
     test_nms_caps_and_ties();
     test_pack();
