@@ -70,34 +70,30 @@ float tree_sum16(const float* e) {
     return (u[0] + u[2]) + (u[1] + u[3]);
 }
 
-// Per side: expectation = sum(i * e_i) / sum(e_i), e_i = exp(x_i - max), both sums in the fixed
-// tree (the same value as HailoRT's sum(i * e_i / sum) up to float rounding).
-void dfl16(const float* x, float out[4]) {
+// Per side: expectation = sum(i * e_i) / sum(e_i), e_i = exp(x_i - max) given by exp_gap(x_i,
+// max), both sums in the fixed tree (the same value as HailoRT's sum(i * e_i / sum) up to float
+// rounding). The float and the uint8 kernels differ only in how they get e_i.
+template <typename T, typename ExpGap>
+void expectations16(const T* x, ExpGap exp_gap, float out[4]) {
     for (int side = 0; side < 4; ++side) {
-        const float* s = x + 16 * side;
-        float m = s[0];
+        const T* s = x + 16 * side;
+        T m = s[0];
         for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
         float e[16], w[16];
         for (int i = 0; i < 16; ++i) {
-            e[i] = exp_neg(s[i] - m);
+            e[i] = exp_gap(s[i], m);
             w[i] = float(i) * e[i];
         }
         out[side] = tree_sum16(w) / tree_sum16(e);
     }
 }
 
+void dfl16(const float* x, float out[4]) {
+    expectations16(x, [](float v, float m) { return exp_neg(v - m); }, out);
+}
+
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
-    for (int side = 0; side < 4; ++side) {
-        const uint8_t* s = q + 16 * side;
-        uint8_t m = s[0];
-        for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
-        float e[16], w[16];
-        for (int i = 0; i < 16; ++i) {
-            e[i] = t.full[m - s[i]];
-            w[i] = float(i) * e[i];
-        }
-        out[side] = tree_sum16(w) / tree_sum16(e);
-    }
+    expectations16(q, [&](uint8_t v, uint8_t m) { return t.full[m - v]; }, out);
 }
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
