@@ -29,3 +29,18 @@ def test_diagnose_warns_on_saturated_scores():
     report = {r["name"]: r for r in dec.diagnose(raw)}
     text = " ".join(str(w) for w in report["c"].get("warnings", []))
     assert "satur" in text.lower()
+
+
+def test_diagnose_empty_batches_as_decode_does():
+    """An empty batch, host or raw device layout, is a report of zero frames (decode gives []),
+    not an error."""
+    for device in (False, True):
+        kw = dict(order="NHCW", padded_shape=(4, 8, 64), device=True) if device else {}
+        ckw = dict(order="NHCW", padded_shape=(4, 8, 8), device=True) if device else {}
+        outs = [hd.OutputInfo("b", (4, 4, 64), "uint8", zp=100, scale=0.1, **kw),
+                hd.OutputInfo("c", (4, 4, 2), "uint8", zp=0, scale=0.5, **ckw)]
+        dec = hd.Decoder(hd.DecoderConfig(outs, [hd.Head("b", "c", 8)]))
+        raw = {o.name: np.zeros((0,) + o.frame_shapes[-1], np.uint8) for o in outs}
+        assert dec(raw) == []
+        report = dec.diagnose(raw)
+        assert [(r["name"], r["frames"], r["values"]) for r in report] == [("b", 0, 0), ("c", 0, 0)]

@@ -67,8 +67,8 @@ def _logical(o: OutputInfo, a: np.ndarray) -> np.ndarray:
         raise ValueError(f"output {o.name!r}: expected an array of shape {o.frame_shapes[0]}, got a scalar")
     if a.shape in o.frame_shapes:
         frames = a.reshape(1, -1)
-    else:
-        frames = a.reshape(a.shape[0], -1)
+    else:  # (an explicit size: -1 cannot be inferred for an empty batch)
+        frames = a.reshape(a.shape[0], int(np.prod(a.shape[1:], dtype=np.int64)))
     frames = frames[:, :dense]
     if o.order == "NHCW":
         t = frames.reshape(-1, hp, cp, wp).transpose(0, 1, 3, 2)
