@@ -572,7 +572,7 @@ def build_config(spec: Dict[str, Any]) -> "hd.DecoderConfig":
             heads = []
         if "head_reuse" in F and heads:
             heads.append(heads[0])
-        if "head_not_head" in F:
+        if "head_not_head" in F and heads:  # (with heads_empty there is no head to replace)
             heads[0] = (heads[0].box, heads[0].cls, heads[0].stride)
     kw: Dict[str, Any] = {}
     for key, v in spec["settings"].items():
