@@ -192,10 +192,10 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
         const TensorView& box = views[size_t(head.box_output)];
         const void* cls_frame = static_cast<const char*>(tensors[head.cls_output]) + frame * cls.frame_stride * dtype_size(cls.dtype);
         const void* box_frame = static_cast<const char*>(tensors[head.box_output]) + frame * box.frame_stride * dtype_size(box.dtype);
-        // The whole tensor is scanned, then its hits decoded. (Decoding each row's hits as they
-        // are found, with the next rows prefetched, was measured slower.)
+        // The whole tensor is scanned, then its hits decoded. (Decoding each band of rows' hits
+        // as they are found, with the next rows prefetched, was measured slower.)
         ws.scan.clear();
-        scan_class_rows(plans[h], cls, scorers[h], cls_frame, 0, cls.height, ws.scan);
+        scan_class_tensor(plans[h], cls, scorers[h], cls_frame, ws.scan);
         switch (cls.dtype) {
             case DType::U8: decode_hits(h, static_cast<const uint8_t*>(cls_frame), box_frame, ws); break;
             case DType::U16: decode_hits(h, static_cast<const uint16_t*>(cls_frame), box_frame, ws); break;

@@ -115,12 +115,11 @@ inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c) {
 }
 
 template <typename T>
-void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, int r0, int r1,
-               ScanResult& out) {
+void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, ScanResult& out) {
     const kernels::Table& k = kernels::active();
     if (p.dense_exact) {  // rows back to back: several per kernel call (see ScanPlan::rows_per_call)
-        for (int r = r0; r < r1; r += p.rows_per_call) {
-            const int rows = std::min(p.rows_per_call, r1 - r);
+        for (int r = 0; r < v.height; r += p.rows_per_call) {
+            const int rows = std::min(p.rows_per_call, v.height - r);
             const size_t n = run_kernel(k, frame + size_t(r) * v.row_stride, p, size_t(rows) * p.row_len,
                                         out.positions.data());
             for (size_t i = 0; i < n; ++i) {
@@ -134,7 +133,7 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
     }
     const int32_t* pos_class = p.pos_class.data();
     const int32_t* pos_col = p.pos_col.data();
-    for (int r = r0; r < r1; ++r) {
+    for (int r = 0; r < v.height; ++r) {
         const T* row = frame + size_t(r) * v.row_stride;
         const size_t n = run_kernel(k, row, p, p.row_len, out.positions.data());
         if (n == 0) continue;
@@ -156,8 +155,8 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
 }
 
 template <typename T>
-void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, int r0, int r1, ScanResult& out) {
-    for (int r = r0; r < r1; ++r)
+void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, ScanResult& out) {
+    for (int r = 0; r < v.height; ++r)
         for (int w = 0; w < v.width; ++w) {
             const T* cell = frame + v.cell(r, w);
             const uint32_t first = uint32_t(out.classes.size());
@@ -168,20 +167,18 @@ void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, int r
 }
 
 template <typename T>
-void scan_typed(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, int r0, int r1,
-                ScanResult& out) {
+void scan_typed(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, ScanResult& out) {
     const T* f = static_cast<const T*>(frame);
-    if (p.row_scan) scan_rows<T>(p, v, s, f, r0, r1, out); else scan_cells<T>(v, s, f, r0, r1, out);
+    if (p.row_scan) scan_rows<T>(p, v, s, f, out); else scan_cells<T>(v, s, f, out);
 }
 
 }  // namespace
 
-void scan_class_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, int r0, int r1,
-                     ScanResult& out) {
+void scan_class_tensor(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const void* frame, ScanResult& out) {
     switch (v.dtype) {
-        case DType::U8: scan_typed<uint8_t>(p, v, s, frame, r0, r1, out); break;
-        case DType::U16: scan_typed<uint16_t>(p, v, s, frame, r0, r1, out); break;
-        case DType::F32: scan_typed<float>(p, v, s, frame, r0, r1, out); break;
+        case DType::U8: scan_typed<uint8_t>(p, v, s, frame, out); break;
+        case DType::U16: scan_typed<uint16_t>(p, v, s, frame, out); break;
+        case DType::F32: scan_typed<float>(p, v, s, frame, out); break;
     }
 }
 

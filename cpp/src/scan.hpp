@@ -55,10 +55,10 @@ struct ScanPlan {
 
 ScanPlan make_scan_plan(const TensorView& cls, const ClassScorer& scorer);
 
-// Scans rows [row_begin, row_end) and appends their hits to `out`; out.positions must hold at
-// least plan.row_len entries (reserve_scan does it).
-void scan_class_rows(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer, const void* frame,
-                     int row_begin, int row_end, ScanResult& out);
+// Scans one frame's class tensor and appends its hits to `out`; out.positions must be as large as
+// reserve_scan makes it.
+void scan_class_tensor(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer, const void* frame,
+                       ScanResult& out);
 void reserve_scan(const ScanPlan& plan, ScanResult& out);
 
 }  // namespace detail

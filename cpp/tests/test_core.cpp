@@ -277,8 +277,8 @@ static void test_scan_strategies() {
                     ScanResult a, b;
                     reserve_scan(fast, a);
                     reserve_scan(general, b);
-                    scan_class_rows(fast, v, sc, frame, 0, v.height, a);
-                    scan_class_rows(general, v, sc, frame, 0, v.height, b);
+                    scan_class_tensor(fast, v, sc, frame, a);
+                    scan_class_tensor(general, v, sc, frame, b);
                     CHECK(a.classes == b.classes && a.cells.size() == b.cells.size());
                     for (size_t i = 0; i < std::min(a.cells.size(), b.cells.size()); ++i)
                         CHECK(a.cells[i].row == b.cells[i].row && a.cells[i].col == b.cells[i].col &&
