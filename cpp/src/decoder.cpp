@@ -233,14 +233,13 @@ void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_fr
         const int32_t* passing = ws.scan.classes.data() + hit.first_class;
         const uint32_t box_index = uint32_t(ws.boxes.size());
         auto score_of = [&](int c) { return class_score(scorer, cls, cls_frame, cell + cls.channel_offset[size_t(c)], c); };
-        // Candidates are written field by field in place: a braced temporary is stored in four
-        // pieces and copied in one, which stalls store forwarding on every candidate.
+        // Candidates are written field by field in place: a braced temporary is stored in pieces
+        // and copied in one, which stalls store forwarding on every candidate.
         auto add_candidate = [&](float score, int32_t c) {
             Candidate& cand = ws.candidates.emplace_back();
             cand.score = score;
             cand.class_id = c;
             cand.box = box_index;
-            cand.seq = uint32_t(ws.candidates.size() - 1);
         };
         if (s.multi_label) {
             for (uint32_t j = 0; j < hit.class_count; ++j) add_candidate(score_of(passing[j]), passing[j]);

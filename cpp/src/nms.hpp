@@ -13,8 +13,7 @@ struct Candidate {
     float score;
     int32_t class_id;
     uint32_t box;  // index into the frame's box list
-    uint32_t seq;  // scan order, the stable tie-break
-};
+};  // (a frame's candidates are listed in scan order: their position is the stable tie-break)
 
 struct Box {
     float v[4];  // in the output order and units
