@@ -184,6 +184,27 @@ def test_yolo11n_uint8_and_float32_identical(uint8_data, settings):
         _core.select_simd(active)
 
 
+@pytest.mark.parametrize("box_scale", [0.3, 0.45])
+def test_coarse_box_quantization_uint8_and_float32_identical(uint8_data, box_scale):
+    """Box tensors requantized far more coarsely than the real ones: while 255 * scale <= 80 the
+    uint8 DFL looks its exps up in a table relative to byte 255, past that it takes the float
+    path; either way the uint8 outputs give the dequantized float32 outputs' detections."""
+    data = dict(uint8_data)
+    for k in ("box_8", "box_16", "box_32"):
+        zp, scale = _y11_quant(uint8_data, k)
+        x = _dequantize(uint8_data[k], zp, scale)
+        # zero point 16: most bytes low, far below the table's reference byte 255
+        data[k] = np.clip(np.round(x / box_scale) + 16, 0, 255).astype(np.uint8)
+        data[f"zp_{k}"], data[f"scale_{k}"] = np.float32(16), np.float32(box_scale)
+        assert len(np.unique(data[k])) > 20  # still a spread of logits, not a constant
+    settings = dict(class_activation="sigmoid", score_threshold=0.01, iou_threshold=1.0, iou_test=">",
+                    max_per_class=None)
+    u8 = hd.Decoder(hd.DecoderConfig(yolo11n_outputs(data), **settings))(yolo11n_uint8(data))
+    f32 = hd.Decoder(hd.DecoderConfig(yolo11n_outputs(data, "float32"), **settings))(yolo11n_float32(data))
+    assert sum(len(d) for d in u8) == 283
+    assert_equivalent_detections(u8, f32)
+
+
 @pytest.mark.parametrize("semantics", ["hailort", "ultralytics"])
 def test_yolo11n_matches_model_reference(uint8_data, float_data, semantics):
     """At 0.25 the uint8 and float32 outputs give the model's own detections (same count and

@@ -55,7 +55,10 @@ float expectation(const float* x, int bins, float* e) {
 }  // namespace
 
 std::unique_ptr<kernels::ExpTable> make_dfl_exp_table(const TensorView& v, int bins) {
+    // Past kDflTableMaxRange the exps relative to byte 255 would leave the normal floats; such
+    // (unusually coarse) tensors take the float path, which subtracts each side's maximum.
     if (!(v.dtype == DType::U8 && bins == 16 && v.per_tensor_quant)) return nullptr;
+    if (!(255.0f * v.scale[0] <= kernels::kDflTableMaxRange)) return nullptr;
     std::unique_ptr<kernels::ExpTable> t(new kernels::ExpTable);
     kernels::make_exp_table(v.scale[0], *t);  // scale > 0: checked with the tensor
     return t;

@@ -200,26 +200,33 @@ static void test_kernels_agree() {
     }
     // The exp table: its three parts, their products, within 5e-7 relative of double precision
     // plus the rounding of the float arguments (|x| 2^-24 relative each part).
-    for (float scale : {0.0858f, 0.003921569f, 0.3f}) {
+    for (float scale : {0.0858f, 0.003921569f, 0.3f, kernels::kDflTableMaxRange / 255.0f}) {
         kernels::ExpTable t;
         kernels::make_exp_table(scale, t);
-        for (int d = 0; d < 256; ++d) {
-            CHECK(t.full[d] == (t.e64[d >> 6] * t.e8[(d >> 3) & 7]) * t.e1[d & 7]);
-            const double want = std::exp(-double(d) * double(scale));
-            CHECK(std::fabs(t.full[d] - want) <= (5e-7 + double(d) * scale * 1.2e-7) * want);
+        for (int q = 0; q < 256; ++q) {
+            CHECK(t.full[q] == (t.e64[q >> 6] * t.e8[(q >> 3) & 7]) * t.e1[q & 7]);
+            const double d = 255 - q, want = std::exp(-d * double(scale));
+            CHECK(std::fabs(t.full[q] - want) <= (5e-7 + d * scale * 1.2e-7) * want);
+            CHECK(std::isnormal(t.full[q]));
         }
-        for (int i = 0; i < 8; ++i) CHECK(t.e1[i] == kernels::exp_neg(-float(i) * scale));
+        for (int i = 0; i < 8; ++i) CHECK(t.e1[i] == kernels::exp_neg(-float(7 - i) * scale));
     }
     // DFL from uint8 by look-up: bit-identical across paths (every byte value, maxima anywhere,
-    // ties and flat sides included), and within 2e-6 of the softmax of the dequantized values.
+    // ties, flat and all-low sides included), and within 2e-6 of the softmax of the dequantized values.
     for (int trial = 0; trial < 300; ++trial) {
-        const float scale = trial % 3 == 0 ? 0.0858f : trial % 3 == 1 ? 0.3f : 0.01f;
+        const float scale = trial % 4 == 0 ? 0.0858f : trial % 4 == 1 ? 0.3f : trial % 4 == 2 ? 0.01f
+                                                                              : kernels::kDflTableMaxRange / 255.0f;
         kernels::ExpTable lut;
         kernels::make_exp_table(scale, lut);
         uint8_t q[64];
         for (int i = 0; i < 64; ++i) {
             const uint32_t r = lcg(seed) >> 24;
-            q[i] = trial % 5 == 0 ? uint8_t(200 + r % 3) : trial % 7 == 0 ? uint8_t(trial) : uint8_t(r);
+            // low bytes: the exps furthest below the table's reference, 255; 0 and 255: the widest sides
+            q[i] = trial % 5 == 0    ? uint8_t(200 + r % 3)
+                   : trial % 7 == 0  ? uint8_t(trial)
+                   : trial % 11 == 0 ? uint8_t(r % 4)
+                   : trial % 13 == 0 ? uint8_t(r % 2 ? 255 : 0)
+                                     : uint8_t(r);
         }
         float ref[4];
         kernels::scalar_table().dfl16_u8(q, lut, ref);

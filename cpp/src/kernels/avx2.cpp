@@ -140,72 +140,54 @@ inline __m256 exp_neg(__m256 x) {
     return _mm256_mul_ps(p, scale);
 }
 
-// Fixed tree over 16 values held as a (e0..7) and b (e8..15).
-inline float tree16(__m256 a, __m256 b) {
-    const __m256 t = _mm256_add_ps(a, b);                                                   // t[i] = e[i] + e[i+8]
-    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));  // u[i] = t[i] + t[i+4]
-    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));                                   // u0+u2, u1+u3
-    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+// Lane s: the fixed tree over a_s's 8 lanes, ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)),
+// for four sides at once (hadd adds neighbours within each 128-bit half).
+inline __m128 tree8x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// The expectations of four sides from their exps, ea_s = e_0..7 and eb_s = e_8..15.
+inline void expectations(const __m256 ea[4], const __m256 eb[4], float out[4]) {
+    const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+    __m256 v[4], w[4];
+    for (int side = 0; side < 4; ++side) {
+        v[side] = _mm256_add_ps(ea[side], eb[side]);
+        w[side] = _mm256_add_ps(_mm256_mul_ps(idx_lo, ea[side]), _mm256_mul_ps(idx_hi, eb[side]));
+    }
+    _mm_storeu_ps(out, _mm_div_ps(tree8x4(w[0], w[1], w[2], w[3]), tree8x4(v[0], v[1], v[2], v[3])));
 }
 
 void dfl16(const float* x, float out[4]) {
-    const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
-    __m256 e[8], m[4];
-    for (int side = 0; side < 4; ++side) {  // the four maxima, then 8 independent exps
-        __m256 v = _mm256_max_ps(_mm256_loadu_ps(x + 16 * side), _mm256_loadu_ps(x + 16 * side + 8));
-        v = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
-        v = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-        m[side] = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-    }
-    for (int j = 0; j < 8; ++j) e[j] = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + 8 * j), m[j / 2]));
+    __m256 ea[4], eb[4];
     for (int side = 0; side < 4; ++side) {
-        const __m256 ea = e[2 * side], eb = e[2 * side + 1];
-        out[side] = tree16(_mm256_mul_ps(idx_lo, ea), _mm256_mul_ps(idx_hi, eb)) / tree16(ea, eb);
+        const __m256 a = _mm256_loadu_ps(x + 16 * side), b = _mm256_loadu_ps(x + 16 * side + 8);
+        __m256 m = _mm256_max_ps(a, b);
+        m = _mm256_max_ps(m, _mm256_permute2f128_ps(m, m, 1));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        ea[side] = exp_neg(_mm256_sub_ps(a, m));
+        eb[side] = exp_neg(_mm256_sub_ps(b, m));
     }
-}
-
-// Per 16-byte lane: every byte set to the lane's largest byte.
-inline __m256i lane_max_u8(__m256i v) {
-    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 8));
-    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 4));
-    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 2));
-    v = _mm256_max_epu8(v, _mm256_srli_si256(v, 1));
-    return _mm256_shuffle_epi8(v, _mm256_setzero_si256());
+    expectations(ea, eb, out);
 }
 
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
-    const __m256 idx_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256 idx_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
     const __m256 e64 = _mm256_loadu_ps(t.e64), e8 = _mm256_loadu_ps(t.e8), e1 = _mm256_loadu_ps(t.e1);
-    // exp of 8 gaps (q_max - q_i, one byte each) as ExpTable::full: the permutes read the low 3
-    // bits of d >> 6, d >> 3 and d.
-    auto exp8 = [&](__m128i gaps) {
-        const __m256i d = _mm256_cvtepu8_epi32(gaps);
+    // ExpTable::full of 8 bytes: the permutes read the low 3 bits of q >> 6, q >> 3 and q.
+    auto exp8 = [&](const uint8_t* p) {
+        const __m256i d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
         const __m256 ab = _mm256_mul_ps(_mm256_permutevar8x32_ps(e64, _mm256_srli_epi32(d, 6)),
                                         _mm256_permutevar8x32_ps(e8, _mm256_srli_epi32(d, 3)));
         return _mm256_mul_ps(ab, _mm256_permutevar8x32_ps(e1, d));
     };
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));       // sides 0, 1
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32));  // sides 2, 3
-    const __m256i ga = _mm256_sub_epi8(lane_max_u8(a), a), gb = _mm256_sub_epi8(lane_max_u8(b), b);
-    const __m128i gaps[4] = {_mm256_castsi256_si128(ga), _mm256_extracti128_si256(ga, 1),
-                             _mm256_castsi256_si128(gb), _mm256_extracti128_si256(gb, 1)};
-    // The fixed tree of tree16 for the four sides at once: the first two levels per side, then a
-    // transpose so that the last two run across sides, and one division for all four.
-    __m128 u[4], w[4];
+    __m256 ea[4], eb[4];
     for (int side = 0; side < 4; ++side) {
-        const __m256 ea = exp8(gaps[side]), eb = exp8(_mm_srli_si128(gaps[side], 8));
-        const __m256 e = _mm256_add_ps(ea, eb);
-        const __m256 ie = _mm256_add_ps(_mm256_mul_ps(idx_lo, ea), _mm256_mul_ps(idx_hi, eb));
-        u[side] = _mm_add_ps(_mm256_castps256_ps128(e), _mm256_extractf128_ps(e, 1));
-        w[side] = _mm_add_ps(_mm256_castps256_ps128(ie), _mm256_extractf128_ps(ie, 1));
+        ea[side] = exp8(q + 16 * side);
+        eb[side] = exp8(q + 16 * side + 8);
     }
-    _MM_TRANSPOSE4_PS(u[0], u[1], u[2], u[3]);
-    _MM_TRANSPOSE4_PS(w[0], w[1], w[2], w[3]);
-    const __m128 sum = _mm_add_ps(_mm_add_ps(u[0], u[2]), _mm_add_ps(u[1], u[3]));
-    const __m128 weighted = _mm_add_ps(_mm_add_ps(w[0], w[2]), _mm_add_ps(w[1], w[3]));
-    _mm_storeu_ps(out, _mm_div_ps(weighted, sum));
+    expectations(ea, eb, out);
 }
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,

@@ -13,16 +13,20 @@
 namespace hailo_decode {
 namespace kernels {
 
-// exp(-d * scale) for d in [0, 256), the table dfl16_u8 takes. Each value is the product of three
-// entries of 8, d = 64 a + 8 b + c, as (e64[a] * e8[b]) * e1[c]: a path with 8-lane permutes
-// forms it in registers (a permute uses the low 3 bits of its index, so no masking either), a
-// path without them reads `full`, and both get the same float.
+// exp((q - 255) * scale) for every byte q, the table dfl16_u8 takes: the softmax of a side
+// needs the exps only up to one common factor, so the reference is the largest byte, 255, rather
+// than the side's maximum, and a value is looked up by the byte itself (no maximum, no gaps).
+// Each value is the product of three entries of 8, q = 64 a + 8 b + c, as (e64[a] * e8[b]) * e1[c]:
+// a path with 8-lane permutes forms it in registers (a permute uses the low 3 bits of its index,
+// so no masking either), a path without them reads `full`, and both get the same float.
+// It applies while 255 * scale <= kDflTableMaxRange, so that every value stays a normal float.
 struct ExpTable {
-    float e64[8];     // exp_neg(-64 a * scale), a < 4 (the rest 0)
-    float e8[8];      // exp_neg(-8 b * scale)
-    float e1[8];      // exp_neg(-c * scale)
-    float full[256];  // (e64[d >> 6] * e8[(d >> 3) & 7]) * e1[d & 7]
+    float e64[8];     // exp_neg(-64 (3 - a) scale), a < 4 (the rest 0)
+    float e8[8];      // exp_neg(-8 (7 - b) scale)
+    float e1[8];      // exp_neg(-(7 - c) scale)
+    float full[256];  // (e64[q >> 6] * e8[(q >> 3) & 7]) * e1[q & 7]
 };
+constexpr float kDflTableMaxRange = 80.0f;
 void make_exp_table(float scale, ExpTable& table);
 
 struct Table {
@@ -37,11 +41,14 @@ struct Table {
     size_t (*scan_u8_uniform)(const uint8_t* values, uint8_t limit, size_t n, uint32_t* out);
     size_t (*scan_u16_uniform)(const uint16_t* values, uint16_t limit, size_t n, uint32_t* out);
     // DFL with 16 bins: x holds 64 logits (left, top, right, bottom, 16 each); writes the four
-    // expectations of softmax(x_side).
+    // expectations of softmax(x_side). Per side, with v_i = e_i + e_(i+8) and
+    // w_i = i e_i + (i + 8) e_(i+8) (i < 8), both sums take the tree
+    // ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)): pairwise adds, as SSE3/AVX hadd and NEON
+    // vpaddq do them, four sides at once.
     void (*dfl16)(const float* x, float out[4]);
     // The same for 64 uint8 values of one per-tensor quantized cell with scale > 0: since
-    // x_i - max = scale * (q_i - q_max), exp(x_i - max) is the table's value at q_max - q_i and
-    // no exp is computed per cell.
+    // x_i = scale * (q_i - zp), exp(x_i) is the table's value at q_i up to a factor common to the
+    // side, which the expectation divides out; no exp is computed per cell.
     void (*dfl16_u8)(const uint8_t* q, const ExpTable& table, float out[4]);
     // Whether box b (y0, x0, y1, x1; area b_area) has IoU >= th (inclusive) or > th with any of
     // the n boxes stored as structure of arrays, IoU as HailoRT's compute_iou.

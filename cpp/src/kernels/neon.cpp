@@ -113,13 +113,24 @@ inline float32x4_t exp_neg(float32x4_t x) {
     return vmulq_f32(p, scale);
 }
 
-inline float finish(float32x4_t u) {
-    const float32x2_t w = vadd_f32(vget_low_f32(u), vget_high_f32(u));  // u0+u2, u1+u3
-    return vget_lane_f32(w, 0) + vget_lane_f32(w, 1);
+// The expectations of four sides from their exps, e[4 side + j] = e_(4j..4j+3): sums in the
+// fixed tree ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)), four sides at once (vpaddq adds
+// neighbours: [a0 + a1, a2 + a3, b0 + b1, b2 + b3]).
+inline void expectations(const float32x4_t e[16], float out[4]) {
+    const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    float32x4_t idx[4], v[4], w[4];
+    for (int j = 0; j < 4; ++j) idx[j] = vld1q_f32(idx_values + 4 * j);
+    for (int side = 0; side < 4; ++side) {
+        const float32x4_t* es = e + 4 * side;
+        v[side] = vpaddq_f32(vaddq_f32(es[0], es[2]), vaddq_f32(es[1], es[3]));
+        w[side] = vpaddq_f32(vaddq_f32(vmulq_f32(idx[0], es[0]), vmulq_f32(idx[2], es[2])),
+                             vaddq_f32(vmulq_f32(idx[1], es[1]), vmulq_f32(idx[3], es[3])));
+    }
+    const float32x4_t sum = vpaddq_f32(vpaddq_f32(v[0], v[1]), vpaddq_f32(v[2], v[3]));
+    vst1q_f32(out, vdivq_f32(vpaddq_f32(vpaddq_f32(w[0], w[1]), vpaddq_f32(w[2], w[3])), sum));
 }
 
 void dfl16(const float* x, float out[4]) {
-    const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     float32x4_t e[16], m[4];
     for (int side = 0; side < 4; ++side) {  // the four maxima, then 16 independent exps
         const float* s = x + 16 * side;
@@ -127,30 +138,15 @@ void dfl16(const float* x, float out[4]) {
                                                    vmaxq_f32(vld1q_f32(s + 8), vld1q_f32(s + 12)))));
     }
     for (int j = 0; j < 16; ++j) e[j] = exp_neg(vsubq_f32(vld1q_f32(x + 4 * j), m[j / 4]));
-    for (int side = 0; side < 4; ++side) {
-        const float32x4_t* es = e + 4 * side;
-        const float sum = finish(vaddq_f32(vaddq_f32(es[0], es[2]), vaddq_f32(es[1], es[3])));
-        float32x4_t w[4];
-        for (int j = 0; j < 4; ++j) w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), es[j]);
-        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3]))) / sum;
-    }
+    expectations(e, out);
 }
 
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
-    const float idx_values[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    for (int side = 0; side < 4; ++side) {
-        const uint8_t* s = q + 16 * side;
-        const int top = vmaxvq_u8(vld1q_u8(s));
-        float e[16];  // no float gather in NEON: the 16 look-ups are scalar
-        for (int i = 0; i < 16; ++i) e[i] = t.full[top - s[i]];
-        float32x4_t es[4], w[4];
-        for (int j = 0; j < 4; ++j) {
-            es[j] = vld1q_f32(e + 4 * j);
-            w[j] = vmulq_f32(vld1q_f32(idx_values + 4 * j), es[j]);
-        }
-        const float sum = finish(vaddq_f32(vaddq_f32(es[0], es[2]), vaddq_f32(es[1], es[3])));
-        out[side] = finish(vaddq_f32(vaddq_f32(w[0], w[2]), vaddq_f32(w[1], w[3]))) / sum;
-    }
+    float looked_up[64];  // no float gather in NEON: the look-ups are scalar
+    for (int i = 0; i < 64; ++i) looked_up[i] = t.full[q[i]];
+    float32x4_t e[16];
+    for (int j = 0; j < 16; ++j) e[j] = vld1q_f32(looked_up + 4 * j);
+    expectations(e, out);
 }
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,

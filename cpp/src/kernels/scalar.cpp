@@ -31,11 +31,11 @@ float exp_neg(float x) {
 
 void make_exp_table(float scale, ExpTable& t) {
     for (int i = 0; i < 8; ++i) {
-        t.e64[i] = i < 4 ? exp_neg(-float(64 * i) * scale) : 0.0f;
-        t.e8[i] = exp_neg(-float(8 * i) * scale);
-        t.e1[i] = exp_neg(-float(i) * scale);
+        t.e64[i] = i < 4 ? exp_neg(-float(64 * (3 - i)) * scale) : 0.0f;
+        t.e8[i] = exp_neg(-float(8 * (7 - i)) * scale);
+        t.e1[i] = exp_neg(-float(7 - i) * scale);
     }
-    for (int d = 0; d < 256; ++d) t.full[d] = (t.e64[d >> 6] * t.e8[(d >> 3) & 7]) * t.e1[d & 7];
+    for (int q = 0; q < 256; ++q) t.full[q] = (t.e64[q >> 6] * t.e8[(q >> 3) & 7]) * t.e1[q & 7];
 }
 
 namespace {
@@ -62,38 +62,42 @@ size_t scan_u16_uniform(const uint16_t* v, uint16_t l, size_t n, uint32_t* o) { 
 size_t scan_u16(const uint16_t* v, const uint16_t* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
 size_t scan_f32(const float* v, const float* l, size_t n, uint32_t* o) { return scan(v, l, n, o); }
 
-// Sum of 16 values in the fixed tree the 4-lane and 8-lane paths compute.
-float tree_sum16(const float* e) {
-    float t[8], u[4];
-    for (int i = 0; i < 8; ++i) t[i] = e[i] + e[i + 8];
-    for (int i = 0; i < 4; ++i) u[i] = t[i] + t[i + 4];
-    return (u[0] + u[2]) + (u[1] + u[3]);
-}
+// The fixed tree of the Table's DFL kernels over v[0..8).
+float tree8(const float* v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
 
-// Per side: expectation = sum(i * e_i) / sum(e_i), e_i = exp(x_i - max) given by exp_gap(x_i,
-// max), both sums in the fixed tree (the same value as HailoRT's sum(i * e_i / sum) up to float
-// rounding). The float and the uint8 kernels differ only in how they get e_i.
-template <typename T, typename ExpGap>
-void expectations16(const T* x, ExpGap exp_gap, float out[4]) {
+// Per side: expectation = sum(i * e_i) / sum(e_i), with e_i = exp(x_i) up to a factor common to
+// the side (the same value as HailoRT's sum(i * e_i / sum) up to float rounding), both sums in the
+// fixed tree. The float and the uint8 kernels differ only in how exps16 gets the e_i of a side.
+template <typename Exps16>
+void expectations16(Exps16 exps16, float out[4]) {
     for (int side = 0; side < 4; ++side) {
-        const T* s = x + 16 * side;
-        T m = s[0];
-        for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
-        float e[16], w[16];
-        for (int i = 0; i < 16; ++i) {
-            e[i] = exp_gap(s[i], m);
-            w[i] = float(i) * e[i];
+        float e[16], v[8], w[8];
+        exps16(side, e);
+        for (int i = 0; i < 8; ++i) {
+            v[i] = e[i] + e[i + 8];
+            w[i] = float(i) * e[i] + float(i + 8) * e[i + 8];
         }
-        out[side] = tree_sum16(w) / tree_sum16(e);
+        out[side] = tree8(w) / tree8(v);
     }
 }
 
 void dfl16(const float* x, float out[4]) {
-    expectations16(x, [](float v, float m) { return exp_neg(v - m); }, out);
+    expectations16(
+        [x](int side, float* e) {  // exp(x_i - max): no overflow for any finite logits
+            const float* s = x + 16 * side;
+            float m = s[0];
+            for (int i = 1; i < 16; ++i) m = s[i] > m ? s[i] : m;
+            for (int i = 0; i < 16; ++i) e[i] = exp_neg(s[i] - m);
+        },
+        out);
 }
 
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
-    expectations16(q, [&](uint8_t v, uint8_t m) { return t.full[m - v]; }, out);
+    expectations16(
+        [q, &t](int side, float* e) {
+            for (int i = 0; i < 16; ++i) e[i] = t.full[q[16 * side + i]];
+        },
+        out);
 }
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,

@@ -128,15 +128,28 @@ inline __m128 exp_neg(__m128 x) {
     return _mm_mul_ps(p, scale);
 }
 
-// (u0 + u2) + (u1 + u3): the last two levels of the fixed tree.
-inline float finish(__m128 u) {
-    const __m128 w = _mm_add_ps(u, _mm_movehl_ps(u, u));
-    return _mm_cvtss_f32(_mm_add_ss(w, _mm_shuffle_ps(w, w, 1)));
+// [a0 + a1, a2 + a3, b0 + b1, b2 + b3], as SSE3's hadd.
+inline __m128 pairs(__m128 a, __m128 b) {
+    return _mm_add_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// The expectations of four sides from their exps, e[4 side + j] = e_(4j..4j+3): sums in the
+// fixed tree ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)), four sides at once.
+inline void expectations(const __m128 e[16], float out[4]) {
+    const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
+                           _mm_setr_ps(12, 13, 14, 15)};
+    __m128 v[4], w[4];
+    for (int side = 0; side < 4; ++side) {
+        const __m128* es = e + 4 * side;
+        v[side] = pairs(_mm_add_ps(es[0], es[2]), _mm_add_ps(es[1], es[3]));
+        w[side] = pairs(_mm_add_ps(_mm_mul_ps(idx[0], es[0]), _mm_mul_ps(idx[2], es[2])),
+                        _mm_add_ps(_mm_mul_ps(idx[1], es[1]), _mm_mul_ps(idx[3], es[3])));
+    }
+    const __m128 sum = pairs(pairs(v[0], v[1]), pairs(v[2], v[3]));
+    _mm_storeu_ps(out, _mm_div_ps(pairs(pairs(w[0], w[1]), pairs(w[2], w[3])), sum));
 }
 
 void dfl16(const float* x, float out[4]) {
-    const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
-                           _mm_setr_ps(12, 13, 14, 15)};
     __m128 e[16], m[4];
     for (int side = 0; side < 4; ++side) {  // the four maxima, then 16 independent exps
         const float* s = x + 16 * side;
@@ -146,34 +159,15 @@ void dfl16(const float* x, float out[4]) {
         m[side] = _mm_max_ps(v, _mm_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
     }
     for (int j = 0; j < 16; ++j) e[j] = exp_neg(_mm_sub_ps(_mm_loadu_ps(x + 4 * j), m[j / 4]));
-    for (int side = 0; side < 4; ++side) {
-        const __m128* es = e + 4 * side;
-        const float sum = finish(_mm_add_ps(_mm_add_ps(es[0], es[2]), _mm_add_ps(es[1], es[3])));
-        const __m128 w0 = _mm_mul_ps(idx[0], es[0]), w1 = _mm_mul_ps(idx[1], es[1]);
-        const __m128 w2 = _mm_mul_ps(idx[2], es[2]), w3 = _mm_mul_ps(idx[3], es[3]);
-        out[side] = finish(_mm_add_ps(_mm_add_ps(w0, w2), _mm_add_ps(w1, w3))) / sum;
-    }
+    expectations(e, out);
 }
 
 void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
-    const __m128 idx[4] = {_mm_setr_ps(0, 1, 2, 3), _mm_setr_ps(4, 5, 6, 7), _mm_setr_ps(8, 9, 10, 11),
-                           _mm_setr_ps(12, 13, 14, 15)};
-    for (int side = 0; side < 4; ++side) {
-        const uint8_t* s = q + 16 * side;
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-        __m128i m = _mm_max_epu8(v, _mm_srli_si128(v, 8));
-        m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
-        m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
-        m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
-        const int top = _mm_cvtsi128_si32(m) & 0xff;
-        alignas(16) float e[16];  // SSE2 has no gather: the 16 look-ups are scalar
-        for (int i = 0; i < 16; ++i) e[i] = t.full[top - s[i]];
-        const __m128 e0 = _mm_load_ps(e), e1 = _mm_load_ps(e + 4), e2 = _mm_load_ps(e + 8), e3 = _mm_load_ps(e + 12);
-        const float sum = finish(_mm_add_ps(_mm_add_ps(e0, e2), _mm_add_ps(e1, e3)));
-        const __m128 w0 = _mm_mul_ps(idx[0], e0), w1 = _mm_mul_ps(idx[1], e1);
-        const __m128 w2 = _mm_mul_ps(idx[2], e2), w3 = _mm_mul_ps(idx[3], e3);
-        out[side] = finish(_mm_add_ps(_mm_add_ps(w0, w2), _mm_add_ps(w1, w3))) / sum;
-    }
+    alignas(16) float looked_up[64];  // SSE2 has no gather: the look-ups are scalar
+    for (int i = 0; i < 64; ++i) looked_up[i] = t.full[q[i]];
+    __m128 e[16];
+    for (int j = 0; j < 16; ++j) e[j] = _mm_load_ps(looked_up + 4 * j);
+    expectations(e, out);
 }
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
