@@ -259,6 +259,28 @@ static void test_kernels_agree() {
         CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 1e-9f, true));
         CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 0.0f, true));
     }
+    // Every path decides as HailoRT's division does, thresholds at the IoU itself and its float
+    // neighbours included (where a reordered or fused computation would show).
+    for (int trial = 0; trial < 20000; ++trial) {
+        auto coord = [&] { return trial % 2 ? float(lcg(seed) >> 28) : float(lcg(seed) >> 8) / 65536.0f; };
+        float a[4] = {coord(), coord(), coord(), coord()}, b[4] = {coord(), coord(), coord(), coord()};
+        if (a[2] < a[0]) std::swap(a[0], a[2]);
+        if (a[3] < a[1]) std::swap(a[1], a[3]);
+        if (b[2] < b[0]) std::swap(b[0], b[2]);
+        if (b[3] < b[1]) std::swap(b[1], b[3]);
+        const float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+        const float ow = std::min(a[3], b[3]) - std::max(a[1], b[1]), oh = std::min(a[2], b[2]) - std::max(a[0], b[0]);
+        float iou = 0.0f;
+        if (ow > 0.0f && oh > 0.0f) iou = (ow * oh) / ((area_a + area_b) - ow * oh);
+        const float th_choices[5] = {iou, std::nextafter(iou, 0.0f), std::nextafter(iou, 2.0f),
+                                     float(lcg(seed) >> 8) / 16777216.0f, trial % 7 ? 0.5f : 0.0f};
+        for (float th : th_choices)
+            for (bool inclusive : {true, false}) {
+                const bool want = inclusive ? iou >= th : iou > th;
+                for (const kernels::Table* k : tables())
+                    CHECK(k->any_iou_over(&a[0], &a[1], &a[2], &a[3], &area_a, 1, b, area_b, th, inclusive) == want);
+            }
+    }
 }
 
 // The scan's shortcuts (one limit for the row; column and class by multiplication when the rows
