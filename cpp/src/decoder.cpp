@@ -231,6 +231,7 @@ void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_fr
         const CellHit& hit = cells[i];
         const size_t cell = cls.cell(hit.row, hit.col);
         const int32_t* passing = ws.scan.classes.data() + hit.first_class;
+        const float* passing_scores = ws.scan.scores.data() + hit.first_class;
         const uint32_t box_index = uint32_t(ws.boxes.size());
         auto score_of = [&](int c) { return class_score(scorer, cls, cls_frame, cell + cls.channel_offset[size_t(c)], c); };
         // Candidates are written field by field in place: a braced temporary is stored in pieces
@@ -242,7 +243,7 @@ void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_fr
             cand.box = box_index;
         };
         if (s.multi_label) {
-            for (uint32_t j = 0; j < hit.class_count; ++j) add_candidate(score_of(passing[j]), passing[j]);
+            for (uint32_t j = 0; j < hit.class_count; ++j) add_candidate(passing_scores[j], passing[j]);
         } else {
             // Best class of the cell (first on ties), a candidate only if it passes its own threshold.
             int best = 0;

@@ -100,9 +100,9 @@ size_t run_kernel<float>(const kernels::Table& k, const float* row, const ScanPl
     return k.scan_f32(row, p.limit_f32.data(), n, out);
 }
 
-// Appends (col, class) to the row's hits, given in (col, class) order: a new cell when the
-// column changes.
-inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c) {
+// Appends (col, class) and its score to the row's hits, given in (col, class) order: a new cell
+// when the column changes.
+inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c, float score) {
     if (out.cells.empty() || out.cells.back().row != row || out.cells.back().col != col) {
         CellHit& cell = out.cells.emplace_back();  // in place: see decode_hits
         cell.row = row;
@@ -111,6 +111,7 @@ inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c) {
         cell.class_count = 0;
     }
     out.classes.push_back(c);
+    out.scores.push_back(score);
     ++out.cells.back().class_count;
 }
 
@@ -120,13 +121,15 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
     if (p.dense_exact) {  // rows back to back: several per kernel call (see ScanPlan::rows_per_call)
         for (int r = 0; r < v.height; r += p.rows_per_call) {
             const int rows = std::min(p.rows_per_call, v.height - r);
-            const size_t n = run_kernel(k, frame + size_t(r) * v.row_stride, p, size_t(rows) * p.row_len,
-                                        out.positions.data());
+            const T* rows_start = frame + size_t(r) * v.row_stride;
+            const size_t n = run_kernel(k, rows_start, p, size_t(rows) * p.row_len, out.positions.data());
             for (size_t i = 0; i < n; ++i) {
                 const uint32_t pos = out.positions[i];
                 const uint32_t cell = uint32_t((pos * p.div_channels) >> 32);
                 const uint32_t row = uint32_t((cell * p.div_width) >> 32);
-                append_hit(out, r + int32_t(row), int32_t(cell - row * uint32_t(v.width)), int32_t(pos - cell * p.channels));
+                const int32_t c = int32_t(pos - cell * p.channels);
+                append_hit(out, r + int32_t(row), int32_t(cell - row * uint32_t(v.width)), c,
+                           class_score(s, v, rows_start, pos, c));
             }
         }
         return;
@@ -141,15 +144,21 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
         // padding, or a limit clamped to the type's maximum: not a hit
         auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && passes_exactly<T>(s, row[pos], pos_class[pos]); };
         if (p.cell_ordered) {  // positions already in (col, class) order
-            for (size_t i = 0; i < n; ++i)
-                if (real_hit(positions[i])) append_hit(out, r, pos_col[positions[i]], pos_class[positions[i]]);
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t pos = positions[i];
+                if (real_hit(pos)) append_hit(out, r, pos_col[pos], pos_class[pos], class_score(s, v, row, pos, pos_class[pos]));
+            }
         } else {
             out.row_keys.clear();
             for (size_t i = 0; i < n; ++i)
                 if (real_hit(positions[i]))
                     out.row_keys.push_back(uint64_t(uint32_t(pos_col[positions[i]])) << 32 | uint32_t(pos_class[positions[i]]));
             std::sort(out.row_keys.begin(), out.row_keys.end());
-            for (uint64_t key : out.row_keys) append_hit(out, r, int32_t(key >> 32), int32_t(key & 0xffffffffu));
+            for (uint64_t key : out.row_keys) {
+                const int32_t col = int32_t(key >> 32), c = int32_t(key & 0xffffffffu);
+                const size_t pos = size_t(col) * v.col_stride + v.channel_offset[size_t(c)];
+                append_hit(out, r, col, c, class_score(s, v, row, pos, c));
+            }
         }
     }
 }
@@ -161,7 +170,10 @@ void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, ScanR
             const T* cell = frame + v.cell(r, w);
             const uint32_t first = uint32_t(out.classes.size());
             for (int c = 0; c < v.channels; ++c)
-                if (passes_exactly<T>(s, cell[v.channel_offset[size_t(c)]], c)) out.classes.push_back(c);
+                if (passes_exactly<T>(s, cell[v.channel_offset[size_t(c)]], c)) {
+                    out.classes.push_back(c);
+                    out.scores.push_back(class_score(s, v, cell, v.channel_offset[size_t(c)], c));
+                }
             if (out.classes.size() != first) out.cells.push_back({r, w, first, uint32_t(out.classes.size()) - first});
         }
 }

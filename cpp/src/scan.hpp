@@ -28,10 +28,16 @@ struct CellHit {
 struct ScanResult {
     std::vector<CellHit> cells;
     std::vector<int32_t> classes;  // passing classes of every cell, back to back
+    std::vector<float> scores;     // and their scores, taken while the values are in L1 (read
+                                   // again later, they would come from L2 or further)
     // scratch, kept from frame to frame
     std::vector<uint32_t> positions;
     std::vector<uint64_t> row_keys;  // (col << 32 | class) of one row's hits
-    void clear() { cells.clear(); classes.clear(); }
+    void clear() {
+        cells.clear();
+        classes.clear();
+        scores.clear();
+    }
 };
 
 struct ScanPlan {
@@ -55,7 +61,7 @@ struct ScanPlan {
 
 ScanPlan make_scan_plan(const TensorView& cls, const ClassScorer& scorer);
 
-// Scans one frame's class tensor and appends its hits to `out`; out.positions must be as large as
+// Scans one frame's class tensor and appends its hits, with their scores, to `out`; out.positions must be as large as
 // reserve_scan makes it.
 void scan_class_tensor(const ScanPlan& plan, const TensorView& cls, const ClassScorer& scorer, const void* frame,
                        ScanResult& out);

@@ -309,11 +309,20 @@ static void test_scan_strategies() {
                     scan_class_tensor(fast, v, sc, frame, a);
                     scan_class_tensor(general, v, sc, frame, b);
                     CHECK(a.classes == b.classes && a.cells.size() == b.cells.size());
+                    CHECK(a.scores == b.scores && a.scores.size() == a.classes.size());
                     for (size_t i = 0; i < std::min(a.cells.size(), b.cells.size()); ++i)
                         CHECK(a.cells[i].row == b.cells[i].row && a.cells[i].col == b.cells[i].col &&
                               a.cells[i].first_class == b.cells[i].first_class &&
                               a.cells[i].class_count == b.cells[i].class_count);
                     for (int32_t c : a.classes) CHECK(c >= 0 && c < C);
+                    for (const CellHit& h : a.cells)  // each score is its own position's
+                        for (uint32_t j = 0; j < h.class_count; ++j) {
+                            const int32_t c = a.classes[h.first_class + j];
+                            const size_t at = v.cell(h.row, h.col) + v.channel_offset[size_t(c)];
+                            const float want = dt == DType::U8 ? class_score(sc, v, b8.data(), at, c)
+                                                               : class_score(sc, v, b16.data(), at, c);
+                            CHECK(a.scores[h.first_class + j] == want);
+                        }
                 }
             }
         }
