@@ -35,6 +35,7 @@ struct alignas(64) Workspace {
     std::vector<Candidate> candidates;
     SortScratch sort_scratch;
     std::vector<float> dfl_scratch;
+    std::vector<CellHit> box_cells;  // cells that give a candidate, when not every cell does
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded
@@ -62,6 +63,8 @@ struct Decoder::Impl {
     // Candidates and boxes of the hits in ws.scan (head h), appended to the workspace's lists.
     template <typename T>
     void decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws);
+    // Boxes of the n cells (DFL, then corners), appended to ws.boxes.
+    void decode_boxes(size_t h, const void* box_frame, const CellHit* cells, size_t n, Workspace& ws);
 };
 
 void Decoder::Impl::validate() {
@@ -208,58 +211,78 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
 
 template <typename T>
 void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws) {
+    const ScanResult& scan = ws.scan;
+    const CellHit* cells = scan.cells.data();
+    const size_t n_cells = scan.cells.size();
+    const uint32_t box0 = uint32_t(ws.boxes.size());
+    if (cfg.settings.multi_label) {
+        // Every passing class is a candidate and every cell a box. The list grows once and is
+        // written through a pointer (a braced temporary, or emplace_back's bookkeeping, per
+        // candidate cost store-forwarding stalls).
+        const size_t c0 = ws.candidates.size();
+        ws.candidates.resize(c0 + scan.classes.size());
+        Candidate* cand = ws.candidates.data() + c0;
+        for (size_t i = 0; i < n_cells; ++i)
+            for (uint32_t j = cells[i].first_class, end = j + cells[i].class_count; j < end; ++j, ++cand) {
+                cand->score = scan.scores[j];
+                cand->class_id = scan.classes[j];
+                cand->box = box0 + uint32_t(i);
+            }
+        decode_boxes(h, box_frame, cells, n_cells, ws);
+        return;
+    }
+    // Best class of each cell (first on ties), a candidate only if it passes its own threshold.
+    const TensorView& cls = views[size_t(cfg.heads[h].cls_output)];
+    const ClassScorer& scorer = scorers[h];
+    ws.box_cells.clear();
+    for (size_t i = 0; i < n_cells; ++i) {
+        const CellHit& hit = cells[i];
+        const size_t cell = cls.cell(hit.row, hit.col);
+        auto score_of = [&](int c) { return class_score(scorer, cls, cls_frame, cell + cls.channel_offset[size_t(c)], c); };
+        int best = 0;
+        float best_score = score_of(0);
+        for (int c = 1; c < cfg.num_classes; ++c) {
+            const float v = score_of(c);
+            if (v > best_score) { best = c; best_score = v; }
+        }
+        bool passes = false;
+        for (uint32_t j = hit.first_class; j < hit.first_class + hit.class_count; ++j) passes = passes || scan.classes[j] == best;
+        if (!passes) continue;
+        Candidate& cand = ws.candidates.emplace_back();
+        cand.score = best_score;
+        cand.class_id = best;
+        cand.box = box0 + uint32_t(ws.box_cells.size());
+        ws.box_cells.push_back(hit);
+    }
+    decode_boxes(h, box_frame, ws.box_cells.data(), ws.box_cells.size(), ws);
+}
+
+void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit* cells, size_t n, Workspace& ws) {
     const Settings& s = cfg.settings;
     const HeadSpec& head = cfg.heads[h];
-    const TensorView& cls = views[size_t(head.cls_output)];
     const TensorView& box = views[size_t(head.box_output)];
-    const ClassScorer& scorer = scorers[h];
     const kernels::ExpTable* exp_table = dfl_tables[h].get();
     const kernels::Table& k = kernels::active();
-    const std::vector<CellHit>& cells = ws.scan.cells;
-    // The box cells of the hits are scattered over a tensor the class scan has pushed out of the
-    // nearer caches: ask for them a few cells ahead so their loads overlap.
+    const size_t b0 = ws.boxes.size();
+    ws.boxes.resize(b0 + n);
+    Box* out = ws.boxes.data() + b0;
+    // The box cells are scattered over a tensor the class scan has pushed out of the nearer
+    // caches: ask for them a few cells ahead so their loads overlap.
     const size_t box_bytes = box.contiguous_channels ? size_t(box.channels) * dtype_size(box.dtype) : 0;
+    const char* base = static_cast<const char*>(box_frame);
     constexpr size_t kPrefetchAhead = 4;
     auto prefetch_box = [&](size_t i) {
-        if (i >= cells.size()) return;
-        const char* p = static_cast<const char*>(box_frame) + box.cell(cells[i].row, cells[i].col) * dtype_size(box.dtype);
+        if (i >= n) return;
+        const char* p = base + box.cell(cells[i].row, cells[i].col) * dtype_size(box.dtype);
         for (size_t off = 0; off < box_bytes; off += 64) __builtin_prefetch(p + off);
     };
     for (size_t i = 0; i < kPrefetchAhead; ++i) prefetch_box(i);
-    for (size_t i = 0; i < cells.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
         prefetch_box(i + kPrefetchAhead);
         const CellHit& hit = cells[i];
-        const size_t cell = cls.cell(hit.row, hit.col);
-        const int32_t* passing = ws.scan.classes.data() + hit.first_class;
-        const float* passing_scores = ws.scan.scores.data() + hit.first_class;
-        const uint32_t box_index = uint32_t(ws.boxes.size());
-        auto score_of = [&](int c) { return class_score(scorer, cls, cls_frame, cell + cls.channel_offset[size_t(c)], c); };
-        // Candidates are written field by field in place: a braced temporary is stored in pieces
-        // and copied in one, which stalls store forwarding on every candidate.
-        auto add_candidate = [&](float score, int32_t c) {
-            Candidate& cand = ws.candidates.emplace_back();
-            cand.score = score;
-            cand.class_id = c;
-            cand.box = box_index;
-        };
-        if (s.multi_label) {
-            for (uint32_t j = 0; j < hit.class_count; ++j) add_candidate(passing_scores[j], passing[j]);
-        } else {
-            // Best class of the cell (first on ties), a candidate only if it passes its own threshold.
-            int best = 0;
-            float best_score = score_of(0);
-            for (int c = 1; c < cfg.num_classes; ++c) {
-                const float v = score_of(c);
-                if (v > best_score) { best = c; best_score = v; }
-            }
-            bool passes = false;
-            for (uint32_t j = 0; j < hit.class_count; ++j) passes = passes || passing[j] == best;
-            if (!passes) continue;
-            add_candidate(best_score, best);
-        }
         float d[4];
         if (exp_table) {  // uint8 box logits: the table-driven kernel, straight from the tensor if it can
-            const uint8_t* logits = static_cast<const uint8_t*>(box_frame) + box.cell(hit.row, hit.col);
+            const uint8_t* logits = reinterpret_cast<const uint8_t*>(base) + box.cell(hit.row, hit.col);
             if (!box.contiguous_channels) {
                 uint8_t* gathered = ws.box_bytes;
                 for (int c = 0; c < 64; ++c) gathered[c] = logits[box.channel_offset[size_t(c)]];
@@ -269,7 +292,7 @@ void Decoder::Impl::decode_hits(size_t h, const T* cls_frame, const void* box_fr
         } else {
             dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
         }
-        make_box(d, hit.row, hit.col, head.stride, s, ws.boxes.emplace_back().v);
+        make_box(d, hit.row, hit.col, head.stride, s, out[i].v);
     }
 }
 

@@ -115,6 +115,43 @@ inline void append_hit(ScanResult& out, int32_t row, int32_t col, int32_t c, flo
     ++out.cells.back().class_count;
 }
 
+// The n hits of one call over whole dense rows starting at row first_row (dense_exact: every
+// flagged position is a hit, and no cell continues from the previous call). The lists grow once
+// and are written through pointers; class counts follow from where the next cell starts.
+template <typename T>
+void append_dense_hits(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* rows_start,
+                       int32_t first_row, size_t n, ScanResult& out) {
+    if (n == 0) return;
+    const size_t k0 = out.classes.size(), c0 = out.cells.size();
+    out.classes.resize(k0 + n);
+    out.scores.resize(k0 + n);
+    out.cells.resize(c0 + n);  // at most a new cell a hit; trimmed below
+    const uint32_t* positions = out.positions.data();
+    int32_t* classes = out.classes.data() + k0;
+    float* scores = out.scores.data() + k0;
+    CellHit* cells = out.cells.data();
+    size_t n_cells = c0;
+    uint32_t last_cell = ~0u;
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t pos = positions[i];
+        const uint32_t cell = uint32_t((pos * p.div_channels) >> 32);
+        const int32_t c = int32_t(pos - cell * p.channels);
+        if (cell != last_cell) {
+            const uint32_t row = uint32_t((cell * p.div_width) >> 32);
+            CellHit& hit = cells[n_cells++];
+            hit.row = first_row + int32_t(row);
+            hit.col = int32_t(cell - row * uint32_t(v.width));
+            hit.first_class = uint32_t(k0 + i);
+            last_cell = cell;
+        }
+        classes[i] = c;
+        scores[i] = class_score(s, v, rows_start, pos, c);
+    }
+    for (size_t j = c0; j < n_cells; ++j)
+        cells[j].class_count = (j + 1 < n_cells ? cells[j + 1].first_class : uint32_t(k0 + n)) - cells[j].first_class;
+    out.cells.resize(n_cells);
+}
+
 template <typename T>
 void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, const T* frame, ScanResult& out) {
     const kernels::Table& k = kernels::active();
@@ -123,14 +160,7 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
             const int rows = std::min(p.rows_per_call, v.height - r);
             const T* rows_start = frame + size_t(r) * v.row_stride;
             const size_t n = run_kernel(k, rows_start, p, size_t(rows) * p.row_len, out.positions.data());
-            for (size_t i = 0; i < n; ++i) {
-                const uint32_t pos = out.positions[i];
-                const uint32_t cell = uint32_t((pos * p.div_channels) >> 32);
-                const uint32_t row = uint32_t((cell * p.div_width) >> 32);
-                const int32_t c = int32_t(pos - cell * p.channels);
-                append_hit(out, r + int32_t(row), int32_t(cell - row * uint32_t(v.width)), c,
-                           class_score(s, v, rows_start, pos, c));
-            }
+            append_dense_hits(p, v, s, rows_start, r, n, out);
         }
         return;
     }
