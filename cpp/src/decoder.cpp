@@ -53,6 +53,7 @@ struct Decoder::Impl {
     std::vector<ClassScorer> scorers;    // one per head
     std::vector<ScanPlan> plans;         // one per head
     std::vector<std::unique_ptr<kernels::ExpTable>> dfl_tables;  // one per head, null where dfl16_u8 does not apply
+    std::vector<CellCentres> centres;    // one per head
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -100,6 +101,7 @@ void Decoder::Impl::validate() {
         scorers.push_back(make_class_scorer(cls, s.score_threshold, s.score_inclusive, s.sigmoid));
         plans.push_back(make_scan_plan(cls, scorers.back()));
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
+        centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
     }
 }
 
@@ -263,6 +265,8 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
     const TensorView& box = views[size_t(head.box_output)];
     const kernels::ExpTable* exp_table = dfl_tables[h].get();
     const kernels::Table& k = kernels::active();
+    const float* centre_x = centres[h].x.data();
+    const float* centre_y = centres[h].y.data();
     const size_t b0 = ws.boxes.size();
     ws.boxes.resize(b0 + n);
     Box* out = ws.boxes.data() + b0;
@@ -292,7 +296,7 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
         } else {
             dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
         }
-        make_box(d, hit.row, hit.col, head.stride, s, out[i].v);
+        make_box(d, centre_x[hit.col], centre_y[hit.row], head.stride, s, out[i].v);
     }
 }
 

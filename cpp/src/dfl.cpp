@@ -64,6 +64,16 @@ std::unique_ptr<kernels::ExpTable> make_dfl_exp_table(const TensorView& v, int b
     return t;
 }
 
+CellCentres make_cell_centres(int width, int height, int stride, const Settings& s) {
+    const float w = s.normalized ? float(s.image_width) : 1.0f;
+    const float h = s.normalized ? float(s.image_height) : 1.0f;
+    const float st = float(stride);
+    CellCentres c;
+    for (int col = 0; col < width; ++col) c.x.push_back(((float(col) + 0.5f) * st) / w);
+    for (int row = 0; row < height; ++row) c.y.push_back(((float(row) + 0.5f) * st) / h);
+    return c;
+}
+
 void dfl_distances(const TensorView& v, const void* frame, int row, int col, int bins,
                    float* scratch, float d[4]) {
     switch (v.dtype) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "hailo_decode/types.hpp"
 #include "kernels/kernels.hpp"
@@ -22,19 +23,26 @@ std::unique_ptr<kernels::ExpTable> make_dfl_exp_table(const TensorView& box, int
 void dfl_distances(const TensorView& box, const void* frame, int row, int col, int bins, float* scratch,
                    float distances[4]);
 
-// Box corners as HailoRT's decode computes them, divided by the input size when normalized and
-// written in the order the settings ask for. (Inline: it runs once per cell, next to the DFL.)
-inline void make_box(const float d[4], int row, int col, int stride, const Settings& s, float out[4]) {
-    // Same operations, in the same order, as HailoRT's YOLOV8PostProcessOp::decode; dividing by
-    // 1 (pixels) is exact. The six divisions run as two 4-lane ones (GCC vector extension: SSE or
-    // NEON, each lane the same IEEE division as the scalar one).
+// Centres of a head's cells as HailoRT's decode computes them, (col + 0.5) * stride / W_img and
+// (row + 0.5) * stride / H_img (divided by 1 in pixels, which is exact): one per column and row,
+// computed once per head rather than divided again for every cell.
+struct CellCentres {
+    std::vector<float> x, y;  // per column, per row
+};
+CellCentres make_cell_centres(int width, int height, int stride, const Settings& s);
+
+// Box corners as HailoRT's decode computes them from the cell's centre, divided by the input size
+// when normalized and written in the order the settings ask for. (Inline: it runs once per cell,
+// next to the DFL.)
+inline void make_box(const float d[4], float xc, float yc, int stride, const Settings& s, float out[4]) {
+    // Same operations, in the same order, as HailoRT's YOLOV8PostProcessOp::decode. The four
+    // divisions run as one 4-lane one (GCC vector extension: SSE or NEON, each lane the same IEEE
+    // division as the scalar one).
     typedef float f4 __attribute__((vector_size(16)));
     const float w = s.normalized ? float(s.image_width) : 1.0f;
     const float h = s.normalized ? float(s.image_height) : 1.0f;
     const float st = float(stride);
-    const f4 centre = f4{(float(col) + 0.5f) * st, (float(row) + 0.5f) * st, 0.0f, 0.0f} / f4{w, h, 1.0f, 1.0f};
     const f4 dist = f4{d[0] * st, d[1] * st, d[2] * st, d[3] * st} / f4{w, h, w, h};
-    const float xc = centre[0], yc = centre[1];
     const float x_min = xc - dist[0];
     const float y_min = yc - dist[1];
     const float x_max = xc + dist[2];
