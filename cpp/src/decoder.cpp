@@ -36,6 +36,8 @@ struct alignas(64) Workspace {
     SortScratch sort_scratch;
     std::vector<float> dfl_scratch;
     std::vector<CellHit> box_cells;  // cells that give a candidate, when not every cell does
+    std::vector<size_t> box_offsets;  // one head's cells in its box tensor
+    std::vector<float> distances;     // and their four DFL distances
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded
@@ -270,34 +272,25 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
     const size_t b0 = ws.boxes.size();
     ws.boxes.resize(b0 + n);
     Box* out = ws.boxes.data() + b0;
-    // The box cells are scattered over a tensor the class scan has pushed out of the nearer
-    // caches: ask for them a few cells ahead so their loads overlap.
-    const size_t box_bytes = box.contiguous_channels ? size_t(box.channels) * dtype_size(box.dtype) : 0;
-    const char* base = static_cast<const char*>(box_frame);
-    constexpr size_t kPrefetchAhead = 4;
-    auto prefetch_box = [&](size_t i) {
-        if (i >= n) return;
-        const char* p = base + box.cell(cells[i].row, cells[i].col) * dtype_size(box.dtype);
-        for (size_t off = 0; off < box_bytes; off += 64) __builtin_prefetch(p + off);
-    };
-    for (size_t i = 0; i < kPrefetchAhead; ++i) prefetch_box(i);
-    for (size_t i = 0; i < n; ++i) {
-        prefetch_box(i + kPrefetchAhead);
-        const CellHit& hit = cells[i];
-        float d[4];
-        if (exp_table) {  // uint8 box logits: the table-driven kernel, straight from the tensor if it can
-            const uint8_t* logits = reinterpret_cast<const uint8_t*>(base) + box.cell(hit.row, hit.col);
-            if (!box.contiguous_channels) {
-                uint8_t* gathered = ws.box_bytes;
-                for (int c = 0; c < 64; ++c) gathered[c] = logits[box.channel_offset[size_t(c)]];
-                logits = gathered;
+    ws.distances.resize(4 * n);
+    float* d = ws.distances.data();
+    if (exp_table && box.contiguous_channels) {  // uint8 box logits: the table-driven kernel, one call a head
+        ws.box_offsets.resize(n);
+        for (size_t i = 0; i < n; ++i) ws.box_offsets[i] = box.cell(cells[i].row, cells[i].col);
+        k.dfl16_u8_cells(static_cast<const uint8_t*>(box_frame), ws.box_offsets.data(), n, *exp_table, d);
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            const CellHit& hit = cells[i];
+            if (exp_table) {  // the same kernel on the cell's 64 logits gathered first
+                const uint8_t* logits = static_cast<const uint8_t*>(box_frame) + box.cell(hit.row, hit.col);
+                for (int c = 0; c < 64; ++c) ws.box_bytes[c] = logits[box.channel_offset[size_t(c)]];
+                k.dfl16_u8(ws.box_bytes, *exp_table, d + 4 * i);
+            } else {
+                dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d + 4 * i);
             }
-            k.dfl16_u8(logits, *exp_table, d);
-        } else {
-            dfl_distances(box, box_frame, hit.row, hit.col, cfg.bins, ws.dfl_scratch.data(), d);
         }
-        make_box(d, centre_x[hit.col], centre_y[hit.row], head.stride, s, out[i].v);
     }
+    for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
 }
 
 }  // namespace hailo_decode

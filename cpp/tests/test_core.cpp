@@ -245,6 +245,24 @@ static void test_kernels_agree() {
             CHECK(std::memcmp(got, ref, sizeof ref) == 0);
         }
     }
+    // The batch over a head's cells gives each cell's dfl16_u8, whatever the offsets' order.
+    {
+        std::vector<uint8_t> tensor(64 * 50);
+        for (uint8_t& q : tensor) q = uint8_t(lcg(seed) >> 24);
+        kernels::ExpTable lut;
+        kernels::make_exp_table(0.0858f, lut);
+        const std::vector<size_t> offsets = {64 * 7, 0, 64 * 49, 64 * 7, 64 * 20, 64 * 3, 64 * 31};
+        for (const kernels::Table* k : tables()) {
+            std::vector<float> got(4 * offsets.size());
+            k->dfl16_u8_cells(tensor.data(), offsets.data(), offsets.size(), lut, got.data());
+            for (size_t i = 0; i < offsets.size(); ++i) {
+                float want[4];
+                kernels::scalar_table().dfl16_u8(tensor.data() + offsets[i], lut, want);
+                CHECK(std::memcmp(got.data() + 4 * i, want, sizeof want) == 0);
+            }
+            k->dfl16_u8_cells(tensor.data(), offsets.data(), 0, lut, got.data());  // no cell: nothing read
+        }
+    }
     // IoU: a = (0,0)-(2,2) and b = (1,1)-(3,3) overlap 1 / (4 + 4 - 1) = 1/7; corners touching: 0.
     for (const kernels::Table* k : tables()) {
         std::vector<float> y0(13, 10), x0(13, 10), y1(13, 11), x1(13, 11), area(13, 1);  // far away boxes

@@ -50,6 +50,9 @@ struct Table {
     // x_i = scale * (q_i - zp), exp(x_i) is the table's value at q_i up to a factor common to the
     // side, which the expectation divides out; no exp is computed per cell.
     void (*dfl16_u8)(const uint8_t* q, const ExpTable& table, float out[4]);
+    // dfl16_u8 of n cells, base + offsets[i] (64 contiguous bytes each), to out[4 i .. 4 i + 4):
+    // one call a head, so the tables stay in registers and the cells' work overlaps.
+    void (*dfl16_u8_cells)(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& table, float* out);
     // Whether box b (y0, x0, y1, x1; area b_area) has IoU >= th (inclusive) or > th with any of
     // the n boxes stored as structure of arrays, IoU as HailoRT's compute_iou.
     bool (*any_iou_over)(const float* y0, const float* x0, const float* y1, const float* x1,

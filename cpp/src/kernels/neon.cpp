@@ -3,6 +3,7 @@
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
+#include "dfl_cells.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -193,7 +194,11 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, any_iou_over, dequant_u8, byte_sum};
+void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
+    dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum};
 
 }  // namespace
 

@@ -1,0 +1,28 @@
+// The loop over a head's cells around one path's dfl16_u8, included by each kernel translation
+// unit and instantiated there with that unit's own kernel: internal linkage, so no code built for
+// one instruction set is shared with another.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+
+template <void (*Dfl16U8)(const uint8_t*, const ExpTable&, float*)>
+static inline void dfl16_u8_cells_with(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& table,
+                                       float* out) {
+    // The cells are scattered over a tensor the class scan has pushed out of the nearer caches:
+    // each is asked for a few cells ahead so that its loads overlap the work on the ones before.
+    constexpr size_t kAhead = 4;
+    for (size_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(base + offsets[i]);
+    for (size_t i = 0; i < n; ++i) {
+        if (i + kAhead < n) __builtin_prefetch(base + offsets[i + kAhead]);
+        Dfl16U8(base + offsets[i], table, out + 4 * i);
+    }
+}
+
+}  // namespace kernels
+}  // namespace hailo_decode
