@@ -277,6 +277,20 @@ static void test_kernels_agree() {
         CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 1e-9f, true));
         CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 0.0f, true));
     }
+    // Every list length, the passing box at every position, tails included: lanes past n never
+    // count, not even at a threshold of 0, where every real lane passes (IoU 0 >= 0).
+    for (size_t n = 0; n <= 20; ++n) {
+        for (size_t at = 0; at <= n; ++at) {  // at == n: no passing box
+            std::vector<float> y0(n, 10), x0(n, 10), y1(n, 11), x1(n, 11), area(n, 1);
+            if (at < n) { y0[at] = 0; x0[at] = 0; y1[at] = 2; x1[at] = 2; area[at] = 4; }
+            const float b[4] = {1, 1, 3, 3};
+            for (const kernels::Table* k : tables()) {
+                CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), n, b, 4, 0.1f, true) == (at < n));
+                CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), n, b, 4, 0.0f, true) == (n > 0));
+                CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), n, b, 4, 0.0f, false) == (at < n));
+            }
+        }
+    }
     // Every path decides as HailoRT's division does, thresholds at the IoU itself and its float
     // neighbours included (where a reordered or fused computation would show).
     for (int trial = 0; trial < 20000; ++trial) {

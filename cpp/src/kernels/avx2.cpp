@@ -193,21 +193,31 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
-    size_t i = 0;
     const __m256 by0 = _mm256_set1_ps(b[0]), bx0 = _mm256_set1_ps(b[1]), by1 = _mm256_set1_ps(b[2]),
                  bx1 = _mm256_set1_ps(b[3]);
     const __m256 ba = _mm256_set1_ps(b_area), t = _mm256_set1_ps(th), zero = _mm256_setzero_ps();
-    for (; i + 8 <= n; i += 8) {
-        const __m256 ow = _mm256_sub_ps(_mm256_min_ps(_mm256_loadu_ps(x1 + i), bx1), _mm256_max_ps(_mm256_loadu_ps(x0 + i), bx0));
-        const __m256 oh = _mm256_sub_ps(_mm256_min_ps(_mm256_loadu_ps(y1 + i), by1), _mm256_max_ps(_mm256_loadu_ps(y0 + i), by0));
-        const __m256 valid = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
+    // Whether any of the `lanes` passes: no overlap is an IoU of 0; in the tail the lanes past n
+    // are left out (their loads were masked, so nothing past the arrays is read).
+    auto hits = [&](__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la, __m256 lanes) {
+        const __m256 ow = _mm256_sub_ps(_mm256_min_ps(lx1, bx1), _mm256_max_ps(lx0, bx0));
+        const __m256 oh = _mm256_sub_ps(_mm256_min_ps(ly1, by1), _mm256_max_ps(ly0, by0));
+        const __m256 overlap = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
         const __m256 inter = _mm256_mul_ps(ow, oh);
-        const __m256 uni = _mm256_sub_ps(_mm256_add_ps(_mm256_loadu_ps(area + i), ba), inter);
-        const __m256 iou = _mm256_and_ps(valid, _mm256_div_ps(inter, uni));
+        const __m256 uni = _mm256_sub_ps(_mm256_add_ps(la, ba), inter);
+        const __m256 iou = _mm256_and_ps(overlap, _mm256_div_ps(inter, uni));
         const __m256 hit = inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
-        if (_mm256_movemask_ps(hit)) return true;
-    }
-    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+        return _mm256_movemask_ps(_mm256_and_ps(lanes, hit)) != 0;
+    };
+    const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        if (hits(_mm256_loadu_ps(y0 + i), _mm256_loadu_ps(x0 + i), _mm256_loadu_ps(y1 + i), _mm256_loadu_ps(x1 + i),
+                 _mm256_loadu_ps(area + i), all))
+            return true;
+    if (i == n) return false;
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return hits(_mm256_maskload_ps(y0 + i, m), _mm256_maskload_ps(x0 + i, m), _mm256_maskload_ps(y1 + i, m),
+                _mm256_maskload_ps(x1 + i, m), _mm256_maskload_ps(area + i, m), _mm256_castsi256_ps(m));
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {

@@ -152,20 +152,35 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
-    size_t i = 0;
     const float32x4_t by0 = vdupq_n_f32(b[0]), bx0 = vdupq_n_f32(b[1]), by1 = vdupq_n_f32(b[2]), bx1 = vdupq_n_f32(b[3]);
     const float32x4_t ba = vdupq_n_f32(b_area), t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
-    for (; i + 4 <= n; i += 4) {
-        const float32x4_t ow = vsubq_f32(vminq_f32(vld1q_f32(x1 + i), bx1), vmaxq_f32(vld1q_f32(x0 + i), bx0));
-        const float32x4_t oh = vsubq_f32(vminq_f32(vld1q_f32(y1 + i), by1), vmaxq_f32(vld1q_f32(y0 + i), by0));
-        const uint32x4_t valid = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
+    // Whether any of the `lanes` passes (as the AVX2 kernel): no overlap is an IoU of 0.
+    auto hits = [&](const float* ly0, const float* lx0, const float* ly1, const float* lx1, const float* la, uint32x4_t lanes) {
+        const float32x4_t ow = vsubq_f32(vminq_f32(vld1q_f32(lx1), bx1), vmaxq_f32(vld1q_f32(lx0), bx0));
+        const float32x4_t oh = vsubq_f32(vminq_f32(vld1q_f32(ly1), by1), vmaxq_f32(vld1q_f32(ly0), by0));
+        const uint32x4_t overlap = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
         const float32x4_t inter = vmulq_f32(ow, oh);
-        const float32x4_t uni = vsubq_f32(vaddq_f32(vld1q_f32(area + i), ba), inter);
-        const float32x4_t iou = vreinterpretq_f32_u32(vandq_u32(valid, vreinterpretq_u32_f32(vdivq_f32(inter, uni))));
+        const float32x4_t uni = vsubq_f32(vaddq_f32(vld1q_f32(la), ba), inter);
+        const float32x4_t iou = vreinterpretq_f32_u32(vandq_u32(overlap, vreinterpretq_u32_f32(vdivq_f32(inter, uni))));
         const uint32x4_t hit = inclusive ? vcgeq_f32(iou, t) : vcgtq_f32(iou, t);
-        if (vmaxvq_u32(hit)) return true;
+        return vmaxvq_u32(vandq_u32(lanes, hit)) != 0;
+    };
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        if (hits(y0 + i, x0 + i, y1 + i, x1 + i, area + i, vdupq_n_u32(~0u))) return true;
+    if (i == n) return false;
+    // The last 1-3 boxes, copied into one vector's room (NEON has no masked load).
+    float tail[5][4] = {};
+    for (size_t j = 0; i + j < n; ++j) {
+        tail[0][j] = y0[i + j];
+        tail[1][j] = x0[i + j];
+        tail[2][j] = y1[i + j];
+        tail[3][j] = x1[i + j];
+        tail[4][j] = area[i + j];
     }
-    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+    const uint32_t lane_index[4] = {0, 1, 2, 3};
+    const uint32x4_t lanes = vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n - i)));
+    return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {

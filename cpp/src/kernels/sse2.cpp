@@ -173,19 +173,34 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
 
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
-    size_t i = 0;
     const __m128 by0 = _mm_set1_ps(b[0]), bx0 = _mm_set1_ps(b[1]), by1 = _mm_set1_ps(b[2]), bx1 = _mm_set1_ps(b[3]);
     const __m128 ba = _mm_set1_ps(b_area), t = _mm_set1_ps(th), zero = _mm_setzero_ps();
-    for (; i + 4 <= n; i += 4) {
-        const __m128 ow = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(x1 + i), bx1), _mm_max_ps(_mm_loadu_ps(x0 + i), bx0));
-        const __m128 oh = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(y1 + i), by1), _mm_max_ps(_mm_loadu_ps(y0 + i), by0));
-        const __m128 valid = _mm_and_ps(_mm_cmpgt_ps(ow, zero), _mm_cmpgt_ps(oh, zero));
+    // Whether any of the `lanes` passes (as the AVX2 kernel): no overlap is an IoU of 0.
+    auto hits = [&](const float* ly0, const float* lx0, const float* ly1, const float* lx1, const float* la, __m128 lanes) {
+        const __m128 ow = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(lx1), bx1), _mm_max_ps(_mm_loadu_ps(lx0), bx0));
+        const __m128 oh = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(ly1), by1), _mm_max_ps(_mm_loadu_ps(ly0), by0));
+        const __m128 overlap = _mm_and_ps(_mm_cmpgt_ps(ow, zero), _mm_cmpgt_ps(oh, zero));
         const __m128 inter = _mm_mul_ps(ow, oh);
-        const __m128 iou = _mm_and_ps(valid, _mm_div_ps(inter, _mm_sub_ps(_mm_add_ps(_mm_loadu_ps(area + i), ba), inter)));
+        const __m128 iou = _mm_and_ps(overlap, _mm_div_ps(inter, _mm_sub_ps(_mm_add_ps(_mm_loadu_ps(la), ba), inter)));
         const __m128 hit = inclusive ? _mm_cmpge_ps(iou, t) : _mm_cmpgt_ps(iou, t);
-        if (_mm_movemask_ps(hit)) return true;
+        return _mm_movemask_ps(_mm_and_ps(lanes, hit)) != 0;
+    };
+    const __m128 all = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        if (hits(y0 + i, x0 + i, y1 + i, x1 + i, area + i, all)) return true;
+    if (i == n) return false;
+    // The last 1-3 boxes, copied into one vector's room (SSE2 has no masked load).
+    alignas(16) float tail[5][4] = {};
+    for (size_t j = 0; i + j < n; ++j) {
+        tail[0][j] = y0[i + j];
+        tail[1][j] = x0[i + j];
+        tail[2][j] = y1[i + j];
+        tail[3][j] = x1[i + j];
+        tail[4][j] = area[i + j];
     }
-    return i < n && scalar_table().any_iou_over(y0 + i, x0 + i, y1 + i, x1 + i, area + i, n - i, b, b_area, th, inclusive);
+    const __m128 lanes = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(int(n - i)), _mm_setr_epi32(0, 1, 2, 3)));
+    return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
