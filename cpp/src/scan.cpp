@@ -56,8 +56,8 @@ ScanPlan make_scan_plan(const TensorView& v, const ClassScorer& s) {
     p.channels = uint32_t(C);
     p.div_channels = ((uint64_t(1) << 32) + C - 1) / C;
     if (p.dense_exact) {
-        // Up to kCallElements per call, so that the positions buffer stays small; every product
-        // pos * C and cell * W then stays below 2^32 and the two divisions by multiplication are exact.
+        // Up to kCallElements per call (see there); while every product pos * C and cell * W
+        // stays below 2^32 the two divisions by multiplication are exact (else the general scan).
         p.rows_per_call = int(std::max<size_t>(1, std::min<size_t>(ScanPlan::kCallElements / p.row_len, size_t(v.height))));
         const uint64_t W = uint64_t(v.width);
         p.div_width = ((uint64_t(1) << 32) + W - 1) / W;
