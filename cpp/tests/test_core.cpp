@@ -119,6 +119,24 @@ static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
 
 static void test_kernels_agree() {
     uint32_t seed = 12345;
+    // One passing value anywhere in a block of the uniform scans (they test 256 or 128 values at a
+    // time and go back into a block only when its maximum passes), at every start alignment.
+    {
+        std::vector<uint8_t> v8(700 + 32, 0);
+        std::vector<uint16_t> v16(700 + 32, 0);
+        std::vector<uint32_t> got(700);
+        for (size_t off : {0u, 1u, 17u, 31u})
+            for (size_t at = 0; at < 700; at += 7) {
+                v8[off + at] = 255;
+                v16[off + at] = 65535;
+                for (const kernels::Table* k : tables()) {
+                    CHECK(k->scan_u8_uniform(v8.data() + off, 1, 700, got.data()) == 1 && got[0] == at);
+                    CHECK(k->scan_u16_uniform(v16.data() + off, 1, 700, got.data()) == 1 && got[0] == at);
+                }
+                v8[off + at] = 0;
+                v16[off + at] = 0;
+            }
+    }
     for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {
         std::vector<uint8_t> v8(n), l8(n);
         std::vector<uint16_t> v16(n), l16(n);

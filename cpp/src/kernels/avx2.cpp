@@ -59,9 +59,16 @@ size_t scan_u8_uniform(const uint8_t* v, uint8_t limit, size_t n, uint32_t* out)
     // the bytes before the first boundary, another the bytes after the last.
     size_t i = (32 - (reinterpret_cast<uintptr_t>(v) & 31)) & 31;
     if (i) k = emit(passing(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v))) & ((1u << i) - 1), 0, out, k, 0);
-    // 128 bytes per test: their maximum passes iff any byte does. The rare block with a hit is
-    // read again rather than kept in an array (GCC spills such an array on every block).
+    // 256 bytes per test (then 128): their maximum passes iff any byte does; a branch per 128
+    // bytes measured 2-3 % slower. The rare block with a hit is read again rather than kept in an
+    // array (GCC spills such an array on every block).
     auto at = [&](size_t j) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v + j)); };
+    for (; i + 256 <= n; i += 256) {
+        const __m256i lo = _mm256_max_epu8(_mm256_max_epu8(at(i), at(i + 32)), _mm256_max_epu8(at(i + 64), at(i + 96)));
+        const __m256i hi = _mm256_max_epu8(_mm256_max_epu8(at(i + 128), at(i + 160)), _mm256_max_epu8(at(i + 192), at(i + 224)));
+        if (!passing(_mm256_max_epu8(lo, hi))) continue;
+        for (size_t j = 0; j < 256; j += 32) k = emit(passing(at(i + j)), i + j, out, k, 0);
+    }
     for (; i + 128 <= n; i += 128) {
         if (!passing(_mm256_max_epu8(_mm256_max_epu8(at(i), at(i + 32)), _mm256_max_epu8(at(i + 64), at(i + 96))))) continue;
         for (size_t j = 0; j < 128; j += 32) k = emit(passing(at(i + j)), i + j, out, k, 0);
