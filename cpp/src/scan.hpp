@@ -28,8 +28,8 @@ struct CellHit {
 struct ScanResult {
     std::vector<CellHit> cells;
     std::vector<int32_t> classes;  // passing classes of every cell, back to back
-    std::vector<float> scores;     // and their scores, taken while the values are in L1 (read
-                                   // again later, they would come from L2 or further)
+    std::vector<float> scores;     // and their scores, taken as the scan finds them (read again
+                                   // after the whole tensor's scan, they came from further out)
     // scratch, kept from frame to frame
     std::vector<uint32_t> positions;
     std::vector<uint64_t> row_keys;  // (col << 32 | class) of one row's hits

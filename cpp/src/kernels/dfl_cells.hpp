@@ -15,11 +15,16 @@ template <void (*Dfl16U8)(const uint8_t*, const ExpTable&, float*)>
 static inline void dfl16_u8_cells_with(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& table,
                                        float* out) {
     // The cells are scattered over a tensor the class scan has pushed out of the nearer caches:
-    // each is asked for a few cells ahead so that its loads overlap the work on the ones before.
+    // each is asked for a few cells ahead so that its loads overlap the work on the ones before
+    // (both lines it may span: arrays need not start on a line).
     constexpr size_t kAhead = 4;
-    for (size_t i = 0; i < n && i < kAhead; ++i) __builtin_prefetch(base + offsets[i]);
+    auto prefetch = [&](size_t i) {
+        __builtin_prefetch(base + offsets[i]);
+        __builtin_prefetch(base + offsets[i] + 63);
+    };
+    for (size_t i = 0; i < n && i < kAhead; ++i) prefetch(i);
     for (size_t i = 0; i < n; ++i) {
-        if (i + kAhead < n) __builtin_prefetch(base + offsets[i + kAhead]);
+        if (i + kAhead < n) prefetch(i + kAhead);
         Dfl16U8(base + offsets[i], table, out + 4 * i);
     }
 }
