@@ -4,6 +4,7 @@
 #include <arm_neon.h>
 
 #include "dfl_cells.hpp"
+#include "iou_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -171,13 +172,7 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     if (i == n) return false;
     // The last 1-3 boxes, copied into one vector's room (NEON has no masked load).
     float tail[5][4] = {};
-    for (size_t j = 0; i + j < n; ++j) {
-        tail[0][j] = y0[i + j];
-        tail[1][j] = x0[i + j];
-        tail[2][j] = y1[i + j];
-        tail[3][j] = x1[i + j];
-        tail[4][j] = area[i + j];
-    }
+    copy_iou_tail(y0, x0, y1, x1, area, i, n, tail);
     const uint32_t lane_index[4] = {0, 1, 2, 3};
     const uint32x4_t lanes = vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n - i)));
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);

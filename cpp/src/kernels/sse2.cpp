@@ -3,6 +3,7 @@
 #include <emmintrin.h>
 
 #include "dfl_cells.hpp"
+#include "iou_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -192,13 +193,7 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     if (i == n) return false;
     // The last 1-3 boxes, copied into one vector's room (SSE2 has no masked load).
     alignas(16) float tail[5][4] = {};
-    for (size_t j = 0; i + j < n; ++j) {
-        tail[0][j] = y0[i + j];
-        tail[1][j] = x0[i + j];
-        tail[2][j] = y1[i + j];
-        tail[3][j] = x1[i + j];
-        tail[4][j] = area[i + j];
-    }
+    copy_iou_tail(y0, x0, y1, x1, area, i, n, tail);
     const __m128 lanes = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(int(n - i)), _mm_setr_epi32(0, 1, 2, 3)));
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
 }
