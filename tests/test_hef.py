@@ -33,6 +33,8 @@ from hailo_decode.inspect_cmd import diagnose_outputs, format_report, inspect_re
 from hailo_decode import inspect_cmd  # noqa: E402
 
 HEFS = Path(os.environ.get("HAILO_DECODE_HEFS") or Path(__file__).resolve().parents[2] / "shared" / "hefs")
+# Hang guards, not speed tests: a parse takes milliseconds; a loop in the reader would take forever.
+HANG_SECONDS = 10.0
 FUZZ = settings(max_examples=150, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -182,7 +184,7 @@ def test_real_truncated_at_section_boundaries(real):
         t0 = time.perf_counter()
         with pytest.raises(HefError):
             read_hef(data[:cut])
-        assert time.perf_counter() - t0 < 1.0
+        assert time.perf_counter() - t0 < HANG_SECONDS
     with pytest.raises(HefError, match="beyond"):
         read_hef(data + b"\0")
 
@@ -216,7 +218,7 @@ def test_real_mutations(real):
             read_hef(bytes(buf) + data[hi:], verify_checksum=False)
         except HefError:
             errors += 1
-        assert time.perf_counter() - t0 < 2.0
+        assert time.perf_counter() - t0 < HANG_SECONDS
         n += 1
     assert n >= 5
 
@@ -551,7 +553,7 @@ def test_deep_nesting_is_capped():
     t0 = time.perf_counter()
     with pytest.raises(HefError):
         read_hef(_proto_file(_ng_with(edge)))
-    assert time.perf_counter() - t0 < 2
+    assert time.perf_counter() - t0 < HANG_SECONDS
 
 
 def test_truncated_at_every_offset():
@@ -560,7 +562,7 @@ def test_truncated_at_every_offset():
     for cut in range(len(data)):
         with pytest.raises(HefError):
             read_hef(data[:cut])
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < 4 * HANG_SECONDS
 
 
 @pytest.mark.parametrize("version,kind", [(0, "md5"), (1, "crc32"), (2, "xxh3_64"), (3, "xxh3_64")])
@@ -592,7 +594,7 @@ def _read_or_error(data: bytes) -> None:
     except HefError:
         return
     finally:
-        assert time.perf_counter() - t0 < 2.0
+        assert time.perf_counter() - t0 < HANG_SECONDS
     assert isinstance(info, H.HefInfo)
     json.dumps(info.to_dict())
     try:
