@@ -228,6 +228,7 @@ static void test_kernels_agree() {
             CHECK(std::isnormal(t.full[q]));
         }
         for (int i = 0; i < 8; ++i) CHECK(t.e1[i] == kernels::exp_neg(-float(7 - i) * scale));
+        for (int i = 4; i < 8; ++i) CHECK(t.e64[i] == t.e64[i - 4]);  // in both 128-bit halves
     }
     // DFL from uint8 by look-up: bit-identical across paths (every byte value, maxima anywhere,
     // ties, flat and all-low sides included), and within 2e-6 of the softmax of the dequantized values.

@@ -17,11 +17,13 @@ namespace kernels {
 // needs the exps only up to one common factor, so the reference is the largest byte, 255, rather
 // than the side's maximum, and a value is looked up by the byte itself (no maximum, no gaps).
 // Each value is the product of three entries of 8, q = 64 a + 8 b + c, as (e64[a] * e8[b]) * e1[c]:
-// a path with 8-lane permutes forms it in registers (a permute uses the low 3 bits of its index,
-// so no masking either), a path without them reads `full`, and both get the same float.
+// a path with permutes forms it in registers (an 8-lane permute uses the low 3 bits of its index,
+// so no masking either; e64 has 4 entries, stored twice so that AVX's in-lane vpermilps, which
+// reads the low 2 bits within each 128-bit half, looks it up at a fraction of an 8-lane
+// permute's cost), a path without them reads `full`, and both get the same float.
 // It applies while 255 * scale <= kDflTableMaxRange, so that every value stays a normal float.
 struct ExpTable {
-    float e64[8];     // exp_neg(-64 (3 - a) scale), a < 4 (the rest 0)
+    float e64[8];     // exp_neg(-64 (3 - a) scale) at a and a + 4
     float e8[8];      // exp_neg(-8 (7 - b) scale)
     float e1[8];      // exp_neg(-(7 - c) scale)
     float full[256];  // (e64[q >> 6] * e8[(q >> 3) & 7]) * e1[q & 7]

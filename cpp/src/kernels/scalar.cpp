@@ -32,7 +32,7 @@ float exp_neg(float x) {
 
 void make_exp_table(float scale, ExpTable& t) {
     for (int i = 0; i < 8; ++i) {
-        t.e64[i] = i < 4 ? exp_neg(-float(64 * (3 - i)) * scale) : 0.0f;
+        t.e64[i] = exp_neg(-float(64 * (3 - i % 4)) * scale);
         t.e8[i] = exp_neg(-float(8 * (7 - i)) * scale);
         t.e1[i] = exp_neg(-float(7 - i) * scale);
     }
