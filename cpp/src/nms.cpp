@@ -10,11 +10,11 @@ namespace detail {
 
 constexpr size_t kShortList = 8;
 
-void sort_candidates(std::vector<Candidate>& c, bool hailort_sort, SortScratch& scratch) {
+void sort_candidates(ScratchVector<Candidate>& c, bool hailort_sort, SortScratch& scratch) {
     // std::sort moves (score, position) pairs of 8 bytes instead of the 16-byte candidates, then
     // the candidates are gathered once. The permutation is the same: std::sort's depends only on
     // the comparisons it sees, and the pairs compare as the candidates do.
-    std::vector<SortKey>& keys = scratch.keys;
+    ScratchVector<SortKey>& keys = scratch.keys;
     keys.resize(c.size());
     for (size_t i = 0; i < c.size(); ++i) keys[i] = {c[i].score, uint32_t(i)};
     if (hailort_sort) {
@@ -35,7 +35,7 @@ void sort_candidates(std::vector<Candidate>& c, bool hailort_sort, SortScratch& 
 namespace {
 
 template <bool kYxyx>
-void suppress_in(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
+void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
                  int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
@@ -97,7 +97,7 @@ void suppress_in(const std::vector<Candidate>& sorted, const std::vector<Box>& b
 
 }  // namespace
 
-void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
+void suppress(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
               int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
     if (s.yxyx)
         suppress_in<true>(sorted, boxes, s, num_classes, ws, out);

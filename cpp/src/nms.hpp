@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hailo_decode/types.hpp"
+#include "scratch_vector.hpp"
 
 namespace hailo_decode {
 namespace detail {
@@ -24,7 +25,7 @@ struct Box {
 // number of that class's candidates (a list never holds more), so nothing grows or is cleared
 // per class.
 struct NmsWorkspace {
-    std::vector<float> y0, x0, y1, x1, area;  // the arena
+    ScratchVector<float> y0, x0, y1, x1, area;  // the arena
     std::vector<uint32_t> start, count;       // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };
@@ -36,15 +37,15 @@ struct SortKey {
     uint32_t at;  // position in the candidate list
 };
 struct SortScratch {
-    std::vector<SortKey> keys;
-    std::vector<Candidate> sorted;
+    ScratchVector<SortKey> keys;
+    ScratchVector<Candidate> sorted;
 };
-void sort_candidates(std::vector<Candidate>& candidates, bool hailort_sort, SortScratch& scratch);
+void sort_candidates(ScratchVector<Candidate>& candidates, bool hailort_sort, SortScratch& scratch);
 
 // Greedy NMS over sorted candidates; appends the detections that survive the caps to `out`.
 // Suppression and IoU as HailoRT's remove_overlapping_boxes / compute_iou: a candidate is dropped
 // when a kept box (of its class unless agnostic) overlaps it past the threshold.
-void suppress(const std::vector<Candidate>& sorted, const std::vector<Box>& boxes, const Settings& s,
+void suppress(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
               int num_classes, NmsWorkspace& ws, std::vector<Detection>& out);
 
 }  // namespace detail

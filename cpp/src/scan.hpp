@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "score_threshold.hpp"
+#include "scratch_vector.hpp"
 #include "tensor_view.hpp"
 
 namespace hailo_decode {
@@ -26,9 +27,9 @@ struct CellHit {
 };
 
 struct ScanResult {
-    std::vector<CellHit> cells;
-    std::vector<int32_t> classes;  // passing classes of every cell, back to back
-    std::vector<float> scores;     // and their scores, taken as the scan finds them (read again
+    ScratchVector<CellHit> cells;
+    ScratchVector<int32_t> classes;  // passing classes of every cell, back to back
+    ScratchVector<float> scores;   // and their scores, taken as the scan finds them (read again
                                    // after the whole tensor's scan, they came from further out)
     // scratch, kept from frame to frame
     std::vector<uint32_t> positions;

@@ -385,8 +385,8 @@ static void test_scan_strategies() {
 
 static void test_nms_caps_and_ties() {
     // Three identical boxes of class 0 with scores 0.9, 0.8, 0.8 and one of class 1.
-    std::vector<Box> boxes{{{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}};
-    std::vector<Candidate> c{{0.8f, 0, 0}, {0.9f, 0, 1}, {0.8f, 0, 2}, {0.7f, 1, 3}};
+    ScratchVector<Box> boxes{{{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}};
+    ScratchVector<Candidate> c{{0.8f, 0, 0}, {0.9f, 0, 1}, {0.8f, 0, 2}, {0.7f, 1, 3}};
     SortScratch scratch;
     sort_candidates(c, false, scratch);  // stable: the two 0.8 keep their list order
     CHECK(c[0].box == 1 && c[1].box == 0 && c[2].box == 2 && c[3].box == 3);
