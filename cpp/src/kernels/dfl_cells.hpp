@@ -8,6 +8,14 @@
 
 #include "kernels.hpp"
 
+// On each path's wrapper: its per-cell kernel is inlined into the loop, so that the exp table
+// and constants are loaded once a head rather than once a cell (GCC calls the kernel otherwise).
+#if defined(__GNUC__)
+#define HD_INLINE_CALLS __attribute__((flatten))
+#else
+#define HD_INLINE_CALLS
+#endif
+
 namespace hailo_decode {
 namespace kernels {
 

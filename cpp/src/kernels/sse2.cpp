@@ -228,7 +228,7 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
-void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
+HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
