@@ -149,6 +149,13 @@ def test_config_structure_errors():
         hd.DecoderConfig(grids, [hd.Head("b", "c", 8)])
     with pytest.raises(ValueError, match="does not divide image_size"):
         hd.DecoderConfig(outs, image_size=(100, 100))
+    # Out of the core's 32-bit range: a clear error, not the binding's generic TypeError.
+    for size in [(10**12, 640), (640, 2**31), (0, 640)]:
+        with pytest.raises(ValueError, match=r"image_size must be positive and at most 1048576 a side, got \(" + str(size[0])):
+            hd.DecoderConfig(outs, image_size=size)
+    heads = hd.DecoderConfig(outs).heads
+    with pytest.raises(ValueError, match="stride must be positive and at most 1048576, got 4294967296"):
+        hd.DecoderConfig(outs, [hd.Head(h.box, h.cls, 2**32) for h in heads], image_size=(640, 640))
 
 
 def test_raw_device_buffer_too_small():

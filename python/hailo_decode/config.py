@@ -174,6 +174,8 @@ _SETTINGS = tuple(SEMANTICS["hailort"])
 
 # Caps beyond this are not caps: they would only make HailoRT-shaped buffers impossibly large.
 MAX_CAP = 1 << 20
+# No network input is this large; the core holds sizes and strides as 32-bit integers.
+MAX_IMAGE_SIDE = 1 << 20
 
 
 def _opt_int(value: Any, what: str) -> Optional[int]:
@@ -486,14 +488,15 @@ def _resolve_strides(pairs: Sequence[Head], by_name: Mapping[str, OutputInfo],
         ih, iw = (int(v) for v in image_size)
     except (TypeError, ValueError):
         raise ValueError(f"image_size must be (height, width), got {image_size!r}") from None
-    if ih <= 0 or iw <= 0:
-        raise ValueError(f"image_size must be positive, got {image_size!r}")
+    if not (0 < ih <= MAX_IMAGE_SIDE and 0 < iw <= MAX_IMAGE_SIDE):
+        raise ValueError(f"image_size must be positive and at most {MAX_IMAGE_SIDE} a side, got {image_size!r}")
     resolved = []
     for (gh, gw), h in zip(grids, pairs):
         if h.stride is not None:
             st = int(h.stride)
-            if st <= 0:
-                raise ValueError(f"head ({h.box!r}, {h.cls!r}): stride must be positive, got {h.stride}")
+            if not 0 < st <= MAX_IMAGE_SIDE:
+                raise ValueError(f"head ({h.box!r}, {h.cls!r}): stride must be positive and at most "
+                                 f"{MAX_IMAGE_SIDE}, got {h.stride}")
         else:
             if ih % gh or iw % gw or ih // gh != iw // gw:
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grid {(gh, gw)} does not divide image_size {(ih, iw)} "
