@@ -131,3 +131,16 @@ def test_decoder_output_in_hailo_forms(uint8_data):
         assert key(back) == key(d)
     single = dec.decode_to_hailo_nms({k: v[0] for k, v in frames.items()})
     np.testing.assert_array_equal(single, out[0])
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(num_classes=-1), r"num_classes must be None or an integer in \[1, 1048576\], got -1"),
+    (dict(num_classes=0), r"num_classes must be None or an integer in \[1, 1048576\], got 0"),
+    (dict(num_classes=10**12), r"got 1000000000000"),
+    (dict(num_classes=True), r"got True"),
+    (dict(num_classes=3, max_per_class=10**15), r"max_per_class must be None or an integer >= 0 \(at most 1048576\), got 10+"),
+])
+def test_decode_hailo_nms_bad_counts(kw, match):
+    flat = np.zeros(3 * (1 + 5 * 4), np.float32)
+    with pytest.raises(ValueError, match=match):
+        hd.decode_hailo_nms(flat, **kw)
