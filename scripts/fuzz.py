@@ -19,8 +19,8 @@ is up, and records outcomes and failures (an exception other than the allowed on
 sanity check) in a status file. Before each case the worker writes the case to a log file: when a
 case kills the worker (SIGSEGV, SIGABRT, or the watchdog ending a hang), the parent reports that
 case as the crash's reproducer and starts a new worker for the time left. The exit status is 1
-when anything failed. Outcomes labelled known:KBn are the known bugs listed in FUZZING.md (and in
-tests/fuzz/decoder_cases.KNOWN); they are counted, not failed.
+when anything failed. A case recognized as one of the fixed bugs listed in FUZZING.md (and in
+tests/fuzz/decoder_cases.KNOWN) fails as that bug having come back.
 """
 
 from __future__ import annotations

@@ -39,9 +39,9 @@ layouts address the same elements); each frame of a batch decoded alone gives th
 detections; every SIMD kernel path gives the same detections; decode_to_hailo_nms equals
 Detections.to_hailo_nms_buffer and decode_hailo_nms reads it back.
 
-Known bugs (see FUZZING.md; each has a test in test_fuzz_decoder.py, xfail(strict=True) while open) are
-recognized narrowly by ``KNOWN`` predicates so that the fuzzer keeps looking past them; the
-outcome label of such a case starts with "known:".
+The bugs fuzzing found (KB1-KB9, see FUZZING.md) are all fixed, each pinned by a test in
+test_fuzz_decoder.py. Their ``KNOWN`` predicates stay as regression detectors: a case they
+recognize (label "known:KBn") now fails, naming the bug that came back.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ MAX_CELLS_X_CLASSES = 3000
 MAX_NMS_FLOATS = 2_000_000    # HAILO_NMS_BY_CLASS buffers the harness lets a case allocate
 SIMD_PATHS = tuple(_core.simd_info()["available"])
 
-# Known bugs: id -> one line. Predicates below recognize them narrowly.
+# The bugs fuzzing found, all fixed: id -> one line. The predicates below recognize them narrowly,
+# and run_spec fails a case they recognize (the bug came back).
 KNOWN = {
     "KB1": "hailo_nms_by_class_floats overflows size_t for max_per_class near 2**64/5: to_hailo_nms_buffer / "
            "decode_to_hailo_nms write past a (near) empty buffer -> SIGSEGV",
@@ -175,6 +176,9 @@ def run_spec(spec: Dict[str, Any]) -> str:
     with watchdog():
         label = runner(spec)
     OUTCOMES[f"{spec['kind']}:{label}"] += 1
+    if label.startswith("known:"):
+        bug = label.split(":", 1)[1]
+        raise HarnessFailure(f"fixed bug {bug} is back: {KNOWN.get(bug, '?')}")
     return label
 
 
