@@ -208,11 +208,15 @@ def _side_by_side(series: Dict[str, Callable[[int], List[float]]], budget: float
     Each series is a function of an iteration count returning that many timings (taken in C++).
     The machines here drift between a fast and a slow state over seconds, so timing one series
     after another would compare different states: every round runs each series for about
-    budget / rounds, and the medians are over all rounds."""
+    budget / rounds, and the medians are over all rounds. Each round of a series starts with a
+    few untimed calls (about 2 ms): the series before it has taken the caches, and a thread pool
+    idle since its last round must wake (its first calls ran at 1.2x-1.5x instead of 1.7x-1.9x),
+    while a stream of frames decodes back to back."""
     per_call = {name: max(min(fn(3)), 1e-7) for name, fn in series.items()}  # warm-up and sizing
     times: Dict[str, List[float]] = {name: [] for name in series}
     for _ in range(rounds):
         for name, fn in series.items():
+            fn(int(min(200, max(2, 0.002 / per_call[name]))))
             times[name] += fn(int(min(2000, max(3, budget / rounds / per_call[name]))))
     return {name: statistics.median(t) for name, t in times.items()}
 
