@@ -35,14 +35,19 @@ def test_from_memory_reads_distinct_copies():
 
 
 def test_side_by_side_takes_medians_of_every_round():
-    calls = {"a": 0, "b": 0}
+    calls = {"a": [], "b": []}
 
-    def series(name, value):
+    def series(name, value, warm_up_value):
+        # Every round starts with an untimed warm-up call: its (worse) timings must not count.
         def run(n):
-            calls[name] += 1
-            return [value] * n
+            calls[name].append(n)
+            first_of_round = len(calls[name]) % 2 == 0
+            return [warm_up_value if first_of_round else value] * n
         return run
 
-    medians = bench._side_by_side({"a": series("a", 1.0), "b": series("b", 3.0)}, budget=1e-3, rounds=4)
-    assert medians == {"a": 1.0, "b": 3.0}
-    assert calls == {"a": 5, "b": 5}  # one sizing call, then one per round
+    # Calls of microseconds: the warm-up calls hold more timings than the timed ones, so counting
+    # them would move the medians.
+    medians = bench._side_by_side({"a": series("a", 1e-6, 5e-5), "b": series("b", 3e-6, 7e-5)}, budget=1e-4, rounds=4)
+    assert medians == {"a": 1e-6, "b": 3e-6}
+    # one sizing call, then a warm-up call and a timed call per round
+    assert [len(c) for c in calls.values()] == [9, 9]
