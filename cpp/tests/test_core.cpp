@@ -185,6 +185,15 @@ static void test_kernels_agree() {
                 CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
             }
         }
+        for (size_t off = 0; off < 17 && off <= n; ++off) {  // every 32-byte alignment of uint16 values
+            const size_t m = n - off;
+            const std::vector<uint16_t> pattern(m, uint16_t(61000));
+            const size_t a = S.scan_u16(v16.data() + off, pattern.data(), m, ref.data());
+            for (const kernels::Table* k : tables()) {
+                const size_t b = k->scan_u16_uniform(v16.data() + off, uint16_t(61000), m, got.data());
+                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
+            }
+        }
         std::vector<float> dq_ref(n), dq(n);
         S.dequant_u8(v8.data(), n, 83.0f, 0.0858f, dq_ref.data());
         for (size_t i = 0; i < n; ++i) CHECK(dq_ref[i] == (float(v8[i]) - 83.0f) * 0.0858f);
