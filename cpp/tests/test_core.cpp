@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "../src/kernels/kernels.hpp"
@@ -157,43 +158,29 @@ static void test_kernels_agree() {
             CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
         }
         // One limit for every position: the same positions as the pattern scan with that limit
-        // everywhere, for the extremes (0: everything passes; the maximum) and values in between.
-        for (uint32_t lim : {0u, 1u, 7u, 128u, 200u, 254u, 255u}) {
-            const std::vector<uint8_t> pattern(n, uint8_t(lim));
-            const size_t a = S.scan_u8(v8.data(), pattern.data(), n, ref.data());
+        // everywhere, for the extremes (0: everything passes; the maximum) and values in between,
+        // and from every start alignment (the AVX2 paths align their loads).
+        auto check_uniform = [&](const auto* v, size_t m, auto limit, auto pattern_scan, auto uniform_scan) {
+            using T = std::remove_cv_t<std::remove_pointer_t<decltype(v)>>;
+            const std::vector<T> pattern(m, limit);
+            const size_t a = (S.*pattern_scan)(v, pattern.data(), m, ref.data());
             for (const kernels::Table* k : tables()) {
-                const size_t b = k->scan_u8_uniform(v8.data(), uint8_t(lim), n, got.data());
+                const size_t b = (k->*uniform_scan)(v, limit, m, got.data());
                 CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
             }
+        };
+        using kernels::Table;
+        for (uint32_t lim : {0u, 1u, 7u, 128u, 200u, 254u, 255u})
+            check_uniform(v8.data(), n, uint8_t(lim), &Table::scan_u8, &Table::scan_u8_uniform);
+        for (size_t off = 0; off < 33 && off <= n; ++off) {  // every 32-byte alignment, and the byte sum
+            check_uniform(v8.data() + off, n - off, uint8_t(130), &Table::scan_u8, &Table::scan_u8_uniform);
+            for (const kernels::Table* k : tables())
+                CHECK(k->byte_sum(v8.data() + off, n - off) == S.byte_sum(v8.data() + off, n - off));
         }
-        // ... from every start alignment (the AVX2 path aligns its loads), and the byte sum too
-        for (size_t off = 0; off < 33 && off <= n; ++off) {
-            const size_t m = n - off;
-            const std::vector<uint8_t> pattern(m, uint8_t(130));
-            const size_t a = S.scan_u8(v8.data() + off, pattern.data(), m, ref.data());
-            for (const kernels::Table* k : tables()) {
-                const size_t b = k->scan_u8_uniform(v8.data() + off, uint8_t(130), m, got.data());
-                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
-                CHECK(k->byte_sum(v8.data() + off, m) == S.byte_sum(v8.data() + off, m));
-            }
-        }
-        for (uint32_t lim : {0u, 1u, 300u, 32767u, 32768u, 40000u, 65534u, 65535u}) {
-            const std::vector<uint16_t> pattern(n, uint16_t(lim));
-            const size_t a = S.scan_u16(v16.data(), pattern.data(), n, ref.data());
-            for (const kernels::Table* k : tables()) {
-                const size_t b = k->scan_u16_uniform(v16.data(), uint16_t(lim), n, got.data());
-                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
-            }
-        }
-        for (size_t off = 0; off < 17 && off <= n; ++off) {  // every 32-byte alignment of uint16 values
-            const size_t m = n - off;
-            const std::vector<uint16_t> pattern(m, uint16_t(61000));
-            const size_t a = S.scan_u16(v16.data() + off, pattern.data(), m, ref.data());
-            for (const kernels::Table* k : tables()) {
-                const size_t b = k->scan_u16_uniform(v16.data() + off, uint16_t(61000), m, got.data());
-                CHECK(a == b && std::equal(ref.begin(), ref.begin() + long(a), got.begin()));
-            }
-        }
+        for (uint32_t lim : {0u, 1u, 300u, 32767u, 32768u, 40000u, 65534u, 65535u})
+            check_uniform(v16.data(), n, uint16_t(lim), &Table::scan_u16, &Table::scan_u16_uniform);
+        for (size_t off = 0; off < 17 && off <= n; ++off)  // every 32-byte alignment of uint16 values
+            check_uniform(v16.data() + off, n - off, uint16_t(61000), &Table::scan_u16, &Table::scan_u16_uniform);
         std::vector<float> dq_ref(n), dq(n);
         S.dequant_u8(v8.data(), n, 83.0f, 0.0858f, dq_ref.data());
         for (size_t i = 0; i < n; ++i) CHECK(dq_ref[i] == (float(v8[i]) - 83.0f) * 0.0858f);
