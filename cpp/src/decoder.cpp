@@ -35,9 +35,9 @@ struct alignas(64) Workspace {
     ScratchVector<Candidate> candidates;
     SortScratch sort_scratch;
     std::vector<float> dfl_scratch;
-    ScratchVector<CellHit> box_cells; // cells that give a candidate, when not every cell does
-    ScratchVector<size_t> box_offsets; // one head's cells in its box tensor
-    ScratchVector<float> distances;   // and their four DFL distances
+    ScratchVector<CellHit> box_cells;   // cells that give a candidate, when not every cell does
+    ScratchVector<size_t> box_offsets;  // one head's cells in its box tensor
+    ScratchVector<float> distances;     // and their four DFL distances
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded

@@ -26,7 +26,7 @@ struct Box {
 // per class.
 struct NmsWorkspace {
     ScratchVector<float> y0, x0, y1, x1, area;  // the arena
-    std::vector<uint32_t> start, count;       // per list (class, or one when agnostic)
+    std::vector<uint32_t> start, count;         // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };
 
