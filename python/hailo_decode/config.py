@@ -178,11 +178,11 @@ MAX_CAP = 1 << 20
 MAX_IMAGE_SIDE = 1 << 20
 
 
-def _opt_int(value: Any, what: str) -> Optional[int]:
+def _opt_int(value: Any, what: str, low: int = 0) -> Optional[int]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= MAX_CAP:
-        raise ValueError(f"{what} must be None or an integer >= 0 (at most {MAX_CAP}), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= MAX_CAP:
+        raise ValueError(f"{what} must be None or an integer >= {low} (at most {MAX_CAP}), got {value!r}")
     return int(value)
 
 

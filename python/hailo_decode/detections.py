@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
-from .config import BOX_FORMATS, MAX_CAP, _opt_int
+from .config import BOX_FORMATS, _opt_int
 
 __all__ = ["Detections", "decode_hailo_nms", "hailo_nms_buffer_size"]
 
@@ -260,9 +260,7 @@ def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_
     array [classes, 5, max_per_class], or the flat float32 buffer (needs num_classes). A batch
     (list of per-frame lists, a 4-D tf array, a 2-D flat array) gives a list of Detections.
     """
-    if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer))
-                                    or not 1 <= num_classes <= MAX_CAP):
-        raise ValueError(f"num_classes must be None or an integer in [1, {MAX_CAP}], got {num_classes!r}")
+    num_classes = _opt_int(num_classes, "num_classes", low=1)
     max_per_class = _opt_int(max_per_class, "max_per_class")
     if isinstance(output, (list, tuple)):
         depth = _list_depth(output)
