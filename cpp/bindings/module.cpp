@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -77,7 +78,26 @@ public:
                 s(py::ssize_t(i)) = dets[i].score;
                 c(py::ssize_t(i)) = dets[i].class_id;
             }
-            frames.append(py::make_tuple(boxes, scores, classes));
+            const auto kp = dec_.keypoints(f);
+            const auto rb = dec_.rboxes(f);
+            if (kp.first == nullptr && rb.first == nullptr) {
+                frames.append(py::make_tuple(boxes, scores, classes));
+                continue;
+            }
+            // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)
+            py::object keypoints = py::none(), rboxes = py::none();
+            if (kp.first) {
+                const py::ssize_t k = dec_.config().num_keypoints;
+                py::array_t<float> a({py::ssize_t(n), k, py::ssize_t(3)});
+                std::copy(kp.first, kp.first + n * size_t(k) * 3, a.mutable_data());
+                keypoints = a;
+            }
+            if (rb.first) {
+                py::array_t<float> a({py::ssize_t(n), py::ssize_t(5)});
+                std::copy(rb.first, rb.first + n * 5, a.mutable_data());
+                rboxes = a;
+            }
+            frames.append(py::make_tuple(boxes, scores, classes, keypoints, rboxes));
         }
         return frames;
     }
@@ -172,7 +192,8 @@ PYBIND11_MODULE(_core, m) {
         .def_readwrite("normalized", &Settings::normalized)
         .def_readwrite("yxyx", &Settings::yxyx)
         .def_readwrite("image_height", &Settings::image_height)
-        .def_readwrite("image_width", &Settings::image_width);
+        .def_readwrite("image_width", &Settings::image_width)
+        .def_readwrite("class_offset", &Settings::class_offset);
 
     py::class_<Config>(m, "Config")
         .def(py::init<>())
@@ -191,7 +212,9 @@ PYBIND11_MODULE(_core, m) {
         .def("time_decode", &PyDecoder::time_decode, py::arg("arrays"), py::arg("n_frames"), py::arg("iterations"),
              "Seconds per decode, timed in C++ with the GIL released (benchmarks).")
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
-             "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
+             "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32), with "
+             "(keypoints (n,K,3) f32 or None, rboxes (n,5) f32 or None) after them when the heads have "
+             "keypoint or angle outputs.");
 
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));

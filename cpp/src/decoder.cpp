@@ -8,7 +8,10 @@
 #include <string>
 
 #include "dfl.hpp"
+#include "gather.hpp"
 #include "nms.hpp"
+#include "rotated_box.hpp"
+#include "rotated_nms.hpp"
 #include "scan.hpp"
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
@@ -41,6 +44,15 @@ struct alignas(64) Workspace {
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded
+    // Task outputs. Pose: K x 3 floats per result, beside `results`. OBB: the candidates' rotated
+    // boxes (by box index), rotated NMS's scratch, and one rotated box per result.
+    ScratchVector<float> keypoints;
+    std::vector<float> task_scratch;  // one cell's keypoint or angle channels
+    ScratchVector<RotatedBox> candidate_rboxes;
+    RotatedNmsWorkspace rotated_nms;
+    ScratchVector<RotatedBox> rboxes;
+    const void* const* tensors = nullptr;  // the frame being decoded (for the task outputs)
+    size_t frame = 0;
 };
 
 struct FrameSlot {
@@ -59,6 +71,8 @@ struct Decoder::Impl {
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
+    bool rotated = false;                // OBB heads: angles, rotated boxes, rotated NMS
+    KeypointLayout keypoint_layout;      // pose heads when count > 0
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
@@ -68,7 +82,68 @@ struct Decoder::Impl {
     void decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws);
     // Boxes of the n cells (DFL, then corners), appended to ws.boxes.
     void decode_boxes(size_t h, const void* box_frame, const CellHit* cells, size_t n, Workspace& ws);
+    // OBB heads: each cell's angle and rotated box (ws.candidate_rboxes), and the box that encloses
+    // it in output form (ws.boxes), from the n cells' distances in ws.distances.
+    void make_rotated_boxes(size_t h, const void* const* tensors, size_t frame, const CellHit* cells, size_t n,
+                            Workspace& ws);
+    // Pose heads: the keypoints of results [first, end) of ws.results.
+    void decode_keypoints_of(const void* const* tensors, size_t frame, size_t first, Workspace& ws);
+    const void* frame_of(const void* const* tensors, int output, size_t frame) const {
+        const TensorView& v = views[size_t(output)];
+        return static_cast<const char*>(tensors[output]) + frame * v.frame_stride * dtype_size(v.dtype);
+    }
+    void validate_tasks();
 };
+
+void Decoder::Impl::validate_tasks() {
+    // Every head or none carries each task output; each sits on its head's grid.
+    size_t with_kpt = 0, with_angle = 0, with_mask = 0;
+    for (const HeadSpec& h : cfg.heads) {
+        with_kpt += h.kpt_output >= 0;
+        with_angle += h.angle_output >= 0;
+        with_mask += h.mask_output >= 0;
+    }
+    const size_t n_heads = cfg.heads.size();
+    if (with_kpt != 0 && with_kpt != n_heads) bad("keypoint outputs: every head needs one, or none may have one");
+    if (with_angle != 0 && with_angle != n_heads) bad("angle outputs: every head needs one, or none may have one");
+    if (with_mask != 0) bad("mask outputs are not decoded by this core yet");
+    if (cfg.num_keypoints < 0 || cfg.num_keypoints > 4096)
+        bad("num_keypoints must be in [0, 4096], got " + std::to_string(cfg.num_keypoints));
+    if ((cfg.num_keypoints > 0) != (with_kpt > 0))
+        bad(with_kpt ? "heads have keypoint outputs but num_keypoints is 0"
+                     : "num_keypoints is " + std::to_string(cfg.num_keypoints) + " but no head has a keypoint output");
+    if (with_kpt && cfg.keypoint_dims != 2 && cfg.keypoint_dims != 3)
+        bad("keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got " + std::to_string(cfg.keypoint_dims));
+    if (!std::isfinite(cfg.settings.class_offset) || cfg.settings.class_offset < 0.0f)
+        bad("class_offset must be finite and >= 0, got " + std::to_string(cfg.settings.class_offset));
+    for (const HeadSpec& h : cfg.heads) {
+        const TensorView& box = views[size_t(h.box_output)];
+        auto check = [&](int index, const char* what, int channels, const std::string& expected) {
+            if (index < 0) return;
+            if (size_t(index) >= views.size()) bad(std::string(what) + " output index out of range");
+            const TensorView& v = views[size_t(index)];
+            if (index == h.box_output || index == h.cls_output)
+                bad("output '" + v.spec->name + "' is a head's box or class output and its " + what + " output");
+            if (v.height != box.height || v.width != box.width)
+                bad("output '" + v.spec->name + "': " + what + " grid (" + std::to_string(v.height) + ", " +
+                    std::to_string(v.width) + ") differs from its box output '" + box.spec->name + "' (" +
+                    std::to_string(box.height) + ", " + std::to_string(box.width) + ")");
+            if (v.channels != channels)
+                bad("output '" + v.spec->name + "': " + what + " channels must be " + expected + ", got " +
+                    std::to_string(v.channels));
+        };
+        check(h.kpt_output, "keypoint", cfg.num_keypoints * cfg.keypoint_dims,
+              "num_keypoints x keypoint_dims = " + std::to_string(cfg.num_keypoints) + " x " +
+                  std::to_string(cfg.keypoint_dims) + " = " + std::to_string(cfg.num_keypoints * cfg.keypoint_dims));
+        check(h.angle_output, "angle", 1, "1");
+    }
+    rotated = with_angle > 0;
+    keypoint_layout.count = with_kpt ? cfg.num_keypoints : 0;
+    keypoint_layout.dims = cfg.keypoint_dims;
+    keypoint_layout.normalized = cfg.settings.normalized;
+    keypoint_layout.image_width = float(cfg.settings.image_width);
+    keypoint_layout.image_height = float(cfg.settings.image_height);
+}
 
 void Decoder::Impl::validate() {
     const Settings& s = cfg.settings;
@@ -105,6 +180,7 @@ void Decoder::Impl::validate() {
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
     }
+    validate_tasks();
 }
 
 Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
@@ -114,6 +190,7 @@ Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
     impl_->workspaces.resize(size_t(threads));
     for (Workspace& ws : impl_->workspaces) {
         ws.dfl_scratch.resize(size_t(5 * impl_->cfg.bins));
+        ws.task_scratch.resize(size_t(std::max(1, impl_->cfg.num_keypoints * impl_->cfg.keypoint_dims)));
         for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
     }
     if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
@@ -131,6 +208,21 @@ std::pair<const Detection*, size_t> Decoder::frame(size_t index) const {
     if (index >= frame_count()) throw std::out_of_range("frame index out of range");
     const FrameSlot& f = impl_->frames[index];
     return {impl_->workspaces[f.workspace].results.data() + f.start, f.count};
+}
+
+std::pair<const float*, size_t> Decoder::keypoints(size_t index) const {
+    if (index >= frame_count()) throw std::out_of_range("frame index out of range");
+    if (impl_->keypoint_layout.count == 0) return {nullptr, 0};
+    const FrameSlot& f = impl_->frames[index];
+    return {impl_->workspaces[f.workspace].keypoints.data() + f.start * 3 * size_t(impl_->keypoint_layout.count), f.count};
+}
+
+std::pair<const float*, size_t> Decoder::rboxes(size_t index) const {
+    if (index >= frame_count()) throw std::out_of_range("frame index out of range");
+    if (!impl_->rotated) return {nullptr, 0};
+    const FrameSlot& f = impl_->frames[index];
+    static_assert(sizeof(RotatedBox) == 5 * sizeof(float), "RotatedBox is five packed floats");
+    return {&impl_->workspaces[f.workspace].rboxes.data()[f.start].cx, f.count};
 }
 
 void Decoder::Impl::check_finite(const TensorView& v, const void* base, size_t n_frames) const {
@@ -176,6 +268,8 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
     auto work = [&batch](size_t part) {  // one reference: small enough for std::function not to allocate
         Workspace& ws = batch.m.workspaces[part];
         ws.results.clear();
+        ws.keypoints.clear();
+        ws.rboxes.clear();
         for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
             const size_t start = ws.results.size();
             batch.m.decode_frame(batch.tensors, f, ws);
@@ -193,12 +287,16 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
 void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Workspace& ws) {
     ws.boxes.clear();
     ws.candidates.clear();
+    ws.candidate_rboxes.clear();
+    ws.tensors = tensors;
+    ws.frame = frame;
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];
         const TensorView& box = views[size_t(head.box_output)];
-        const void* cls_frame = static_cast<const char*>(tensors[head.cls_output]) + frame * cls.frame_stride * dtype_size(cls.dtype);
-        const void* box_frame = static_cast<const char*>(tensors[head.box_output]) + frame * box.frame_stride * dtype_size(box.dtype);
+        const void* cls_frame = frame_of(tensors, head.cls_output, frame);
+        const void* box_frame = frame_of(tensors, head.box_output, frame);
+        (void)box;
         // The whole tensor is scanned, then its hits decoded. (Decoding each band of rows' hits
         // as they are found, with the next rows prefetched, was measured slower.)
         ws.scan.clear();
@@ -210,7 +308,58 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
         }
     }
     sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
-    suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+    const size_t first = ws.results.size();
+    if (rotated)
+        suppress_rotated(ws.candidates, ws.candidate_rboxes, ws.boxes, cfg.settings, cfg.num_classes, ws.rotated_nms,
+                         ws.results, ws.rboxes);
+    else
+        suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+    if (keypoint_layout.count > 0) decode_keypoints_of(tensors, frame, first, ws);
+}
+
+void Decoder::Impl::decode_keypoints_of(const void* const* tensors, size_t frame, size_t first, Workspace& ws) {
+    const size_t per = 3 * size_t(keypoint_layout.count);
+    const size_t end = ws.results.size();
+    ws.keypoints.resize(end * per);
+    for (size_t i = first; i < end; ++i) {
+        const Detection& d = ws.results[i];
+        const HeadSpec& head = cfg.heads[d.head];
+        const TensorView& kv = views[size_t(head.kpt_output)];
+        const int row = int(d.cell / uint32_t(kv.width)), col = int(d.cell % uint32_t(kv.width));
+        decode_keypoints(kv, frame_of(tensors, head.kpt_output, frame), row, col, head.stride, keypoint_layout,
+                         ws.task_scratch.data(), ws.keypoints.data() + i * per);
+    }
+}
+
+void Decoder::Impl::make_rotated_boxes(size_t h, const void* const* tensors, size_t frame, const CellHit* cells,
+                                       size_t n, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    const HeadSpec& head = cfg.heads[h];
+    const TensorView& av = views[size_t(head.angle_output)];
+    const void* angle_frame = frame_of(tensors, head.angle_output, frame);
+    const float* d = ws.distances.data();
+    Box* out = ws.boxes.data() + (ws.boxes.size() - n);
+    const size_t r0 = ws.candidate_rboxes.size();
+    ws.candidate_rboxes.resize(r0 + n);
+    RotatedBox* rb = ws.candidate_rboxes.data() + r0;
+    const float w = s.normalized ? float(s.image_width) : 1.0f;
+    const float hh = s.normalized ? float(s.image_height) : 1.0f;
+    for (size_t i = 0; i < n; ++i) {
+        float logit;
+        gather_cell(av, angle_frame, cells[i].row, cells[i].col, &logit);
+        rb[i] = dist2rbox(d + 4 * i, obb_angle(logit), cells[i].col, cells[i].row, head.stride);
+        float e[4];
+        enclosing_box(rb[i], e);
+        if (s.normalized) {
+            e[0] = e[0] / w; e[1] = e[1] / hh; e[2] = e[2] / w; e[3] = e[3] / hh;
+        }
+        float* v = out[i].v;
+        if (s.yxyx) {
+            v[0] = e[1]; v[1] = e[0]; v[2] = e[3]; v[3] = e[2];
+        } else {
+            v[0] = e[0]; v[1] = e[1]; v[2] = e[2]; v[3] = e[3];
+        }
+    }
 }
 
 template <typename T>
@@ -291,10 +440,14 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
         }
     }
     for (size_t i = 0; i < n; ++i) {
-        make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
         out[i].head = uint32_t(h);
         out[i].cell = uint32_t(cells[i].row) * uint32_t(box.width) + uint32_t(cells[i].col);
     }
+    if (rotated) {
+        make_rotated_boxes(h, ws.tensors, ws.frame, cells, n, ws);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
 }
 
 }  // namespace hailo_decode

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "score_threshold.hpp"
+
 namespace hailo_decode {
 namespace detail {
 namespace {
@@ -31,6 +33,24 @@ void gather_cell(const TensorView& v, const void* frame, int row, int col, float
             for (int c = 0; c < v.channels; ++c) out[c] = p[v.channel_offset[size_t(c)]];
             break;
         }
+    }
+}
+
+void decode_keypoints(const TensorView& v, const void* frame, int row, int col, int stride, const KeypointLayout& k,
+                      float* scratch, float* out) {
+    gather_cell(v, frame, row, col, scratch);
+    const float st = float(stride), gx = float(col), gy = float(row);
+    for (int i = 0; i < k.count; ++i) {
+        const float* raw = scratch + size_t(i) * size_t(k.dims);
+        float x = (raw[0] * 2.0f + gx) * st;
+        float y = (raw[1] * 2.0f + gy) * st;
+        if (k.normalized) {
+            x = x / k.image_width;
+            y = y / k.image_height;
+        }
+        out[3 * i] = x;
+        out[3 * i + 1] = y;
+        out[3 * i + 2] = k.dims == 3 ? sigmoid(raw[2]) : 1.0f;
     }
 }
 

@@ -13,5 +13,20 @@ namespace detail {
 // cells of the same grid, checked once when the decoder is built).
 void gather_cell(const TensorView& v, const void* frame, int row, int col, float* out);
 
+// The K keypoints of one kept detection, from its cell (row, col) of a pose head's keypoint tensor
+// (K * dims channels, interleaved x, y[, visibility] as Ultralytics' cv4 conv emits them), as
+// Ultralytics' Pose.kpts_decode computes them in float32:
+//   x = (raw_x * 2 + (anchor_x - 0.5)) * stride, anchor_x = col + 0.5, so (raw_x * 2 + col) * stride
+//   (row for y), visibility = sigmoid(raw_v); 1.0 when the model has none (dims == 2).
+// Written as K x (x, y, visibility); x, y divided by the input width and height when normalized.
+// `scratch` holds at least K * dims floats.
+struct KeypointLayout {
+    int count = 0, dims = 3;
+    bool normalized = false;
+    float image_width = 1.0f, image_height = 1.0f;
+};
+void decode_keypoints(const TensorView& v, const void* frame, int row, int col, int stride, const KeypointLayout& k,
+                      float* scratch, float* out);
+
 }  // namespace detail
 }  // namespace hailo_decode

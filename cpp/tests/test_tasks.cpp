@@ -1,18 +1,34 @@
 // C++ unit tests of the task rooms (gather; rotated NMS and keypoint/angle decode as they land),
 // run by ctest. Expected values are worked out by hand in the comments beside them.
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../src/gather.hpp"
+#include "../src/rotated_box.hpp"
+#include "../src/rotated_nms.hpp"
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
+
+// Every allocation is counted, to show the task paths allocate nothing once warm.
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+    ++g_allocations;
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 static int failures = 0, checks = 0;
 #define CHECK(cond)                                                     \
@@ -23,6 +39,17 @@ static int failures = 0, checks = 0;
             std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
         }                                                               \
     } while (0)
+
+static bool throws(const std::function<void()>& f, const char* needle) {
+    try { f(); } catch (const std::invalid_argument& e) {
+        if (std::strstr(e.what(), needle)) return true;
+        std::printf("  message was: %s\n", e.what());
+        return false;
+    }
+    return false;
+}
+
+static bool near(float a, float b, float tol) { return std::fabs(a - b) <= tol; }
 
 static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
     TensorSpec s;
@@ -107,9 +134,253 @@ static void test_detection_anchor() {
     }
 }
 
+static void test_probiou() {
+    // Equal w x h boxes at angle 0, shifted by dx: a = w^2/12, b = h^2/12, c = 0, so
+    // t1 = dx^2 / (4 * 2a) = 1.5 dx^2 / w^2, t2 = 0, t3 = log(4ab / (4ab)) / 2 = 0:
+    // w = 12, dx = 4 -> bd = 1/6, iou = 1 - sqrt(1 - exp(-1/6)) = 0.608178.
+    const Gaussian a = make_gaussian(100, 50, 12, 6, 0), b = make_gaussian(104, 50, 12, 6, 0);
+    CHECK(near(probiou(a, b), 0.608178f, 2e-5f));
+    // The same pair turned a quarter (w along y, the shift along y): the same overlap.
+    const float q = 1.5707963f;
+    CHECK(near(probiou(make_gaussian(0, 0, 12, 6, q), make_gaussian(0, 4, 12, 6, q)), 0.608178f, 2e-5f));
+    // Identical boxes: bd clamps to eps = 1e-7; in float32 exp(-1e-7) rounds to 1 - 2^-23, so
+    // iou = 1 - sqrt(2^-23 + 1e-7) = 1 - 4.682e-4.
+    CHECK(near(probiou(a, a), 1.0f - 4.682e-4f, 2e-6f));
+    // Far apart: bd clamps to 100, iou = 1 - sqrt(1 + 1e-7) <= 0.
+    CHECK(probiou(a, make_gaussian(5000, 50, 12, 6, 0)) <= 0.0f);
+    // Symmetric bit for bit, rotated boxes included.
+    const Gaussian c = make_gaussian(10, 11, 20, 7, 0.3f), d = make_gaussian(14, 9, 9, 16, -0.6f);
+    const float cd = probiou(c, d), dc = probiou(d, c);
+    CHECK(std::memcmp(&cd, &dc, sizeof cd) == 0);
+}
+
+// Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.
+struct RotatedCase {
+    ScratchVector<Candidate> cands;
+    ScratchVector<RotatedBox> rboxes;
+    ScratchVector<Box> boxes;
+    void add(float score, int cls, RotatedBox r) {
+        cands.push_back({score, cls, uint32_t(rboxes.size())});
+        rboxes.push_back(r);
+        Box b{};
+        b.v[0] = r.cx;  // marks which candidate a detection came from
+        b.head = 0;
+        b.cell = uint32_t(rboxes.size() - 1);
+        boxes.push_back(b);
+    }
+    std::vector<uint32_t> kept(const Settings& s, int nc) {
+        RotatedNmsWorkspace ws;
+        std::vector<Detection> out;
+        ScratchVector<RotatedBox> out_r;
+        suppress_rotated(cands, rboxes, boxes, s, nc, ws, out, out_r);
+        std::vector<uint32_t> ids;
+        for (size_t i = 0; i < out.size(); ++i) {
+            ids.push_back(out[i].cell);
+            if (out_r[i].cx != rboxes[out[i].cell].cx) ids.push_back(999);  // rbox and detection disagree
+        }
+        return ids;
+    }
+};
+
+static void test_fast_nms() {
+    Settings s;
+    s.iou_threshold = 0.5f;
+    s.iou_inclusive = false;
+    // A chain: A overlaps B (dx 4: 0.61), B overlaps C, A and C are 8 apart (iou 1 - sqrt(1 - e^-0.667) = 0.27).
+    // Greedy NMS would keep A and C; Fast-NMS drops C too, because B (itself dropped) overlaps it.
+    RotatedCase chain;
+    chain.add(0.9f, 0, {100, 50, 12, 6, 0});
+    chain.add(0.8f, 0, {104, 50, 12, 6, 0});
+    chain.add(0.7f, 0, {108, 50, 12, 6, 0});
+    CHECK(chain.kept(s, 1) == std::vector<uint32_t>({0}));
+    // Same box, two classes: class-aware keeps both (with or without the centre offset), agnostic one.
+    RotatedCase two;
+    two.add(0.9f, 0, {100, 50, 12, 6, 0.2f});
+    two.add(0.8f, 1, {100, 50, 12, 6, 0.2f});
+    CHECK(two.kept(s, 2) == std::vector<uint32_t>({0, 1}));
+    s.class_offset = 7680.0f;
+    CHECK(two.kept(s, 2) == std::vector<uint32_t>({0, 1}));
+    s.agnostic = true;
+    CHECK(two.kept(s, 2) == std::vector<uint32_t>({0}));
+    s.agnostic = false;
+    // The threshold test: at iou == threshold, ">" keeps and ">=" drops.
+    RotatedCase pair;
+    pair.add(0.9f, 0, {100, 50, 12, 6, 0});
+    pair.add(0.8f, 0, {104, 50, 12, 6, 0});
+    s.class_offset = 0.0f;
+    s.iou_threshold = probiou(make_gaussian(100, 50, 12, 6, 0), make_gaussian(104, 50, 12, 6, 0));
+    CHECK(pair.kept(s, 1) == std::vector<uint32_t>({0, 1}));
+    s.iou_inclusive = true;
+    CHECK(pair.kept(s, 1) == std::vector<uint32_t>({0}));
+    // Caps: four far-apart boxes of classes 0, 0, 1, 0: max_per_class 2 -> 0, 1, 2; then max_total 2 -> 0, 1.
+    s.iou_threshold = 0.5f;
+    RotatedCase caps;
+    caps.add(0.9f, 0, {0, 0, 10, 10, 0});
+    caps.add(0.8f, 0, {100, 0, 10, 10, 0});
+    caps.add(0.7f, 1, {200, 0, 10, 10, 0});
+    caps.add(0.6f, 0, {300, 0, 10, 10, 0});
+    s.max_per_class = 2;
+    CHECK(caps.kept(s, 2) == std::vector<uint32_t>({0, 1, 2}));
+    s.max_total = 2;
+    CHECK(caps.kept(s, 2) == std::vector<uint32_t>({0, 1}));
+    // max_candidates: only the best n candidates take part.
+    s.max_per_class = s.max_total = -1;
+    s.max_candidates = 3;
+    CHECK(caps.kept(s, 2) == std::vector<uint32_t>({0, 1, 2}));
+}
+
+static void test_rotated_box() {
+    // Distances (l, t, r, b) = (0.5, 0.5, 1.5, 0.5) strides at cell (col 0, row 0), stride 16, angle
+    // pi/4: the centre offset ((r - l) / 2, (b - t) / 2) = (0.5, 0) turns to (0.35355, 0.35355);
+    // centre ((0.35355 + 0.5) * 16) = 13.6569 on both axes; w = 2 * 16 = 32, h = 1 * 16 = 16.
+    const float d[4] = {0.5f, 0.5f, 1.5f, 0.5f};
+    const RotatedBox r = dist2rbox(d, 0.78539816f, 0, 0, 16);
+    CHECK(near(r.cx, 13.65685f, 1e-4f) && near(r.cy, 13.65685f, 1e-4f) && r.w == 32.0f && r.h == 16.0f);
+    // Enclosing box: half extents (16 + 8) * cos(pi/4) = 16.9706 on both axes.
+    float e[4];
+    enclosing_box(r, e);
+    CHECK(near(e[0], 13.65685f - 16.97056f, 1e-4f) && near(e[2], 13.65685f + 16.97056f, 1e-4f));
+    CHECK(near(e[1], 13.65685f - 16.97056f, 1e-4f) && near(e[3], 13.65685f + 16.97056f, 1e-4f));
+    // Angles: logit 0 -> (0.5 - 0.25) * pi = pi/4; very negative -> -pi/4; very positive -> 3pi/4.
+    CHECK(near(obb_angle(0.0f), 0.78539816f, 1e-6f));
+    CHECK(near(obb_angle(-40.0f), -0.78539816f, 1e-6f) && near(obb_angle(40.0f), 2.3561945f, 1e-6f));
+}
+
+// One head: 2x2 grid, stride 8, 16x16 input, bins 1, float; cell (row 1, col 0) scores 0.9.
+static Config task_config(int kpt_channels, int angle_channels) {
+    Config cfg;
+    cfg.outputs = {spec("box", DType::F32, Order::NHWC, 2, 2, 4, 2, 2, 4), spec("cls", DType::F32, Order::NHWC, 2, 2, 1, 2, 2, 1)};
+    HeadSpec h;
+    h.box_output = 0; h.cls_output = 1; h.stride = 8;
+    if (kpt_channels) {
+        cfg.outputs.push_back(spec("kpt", DType::F32, Order::NHWC, 2, 2, kpt_channels, 2, 2, kpt_channels));
+        h.kpt_output = 2;
+    }
+    if (angle_channels) {
+        cfg.outputs.push_back(spec("angle", DType::F32, Order::NHWC, 2, 2, angle_channels, 2, 2, angle_channels));
+        h.angle_output = int(cfg.outputs.size()) - 1;
+    }
+    cfg.heads = {h};
+    cfg.num_classes = 1;
+    cfg.bins = 1;
+    cfg.settings.image_height = cfg.settings.image_width = 16;
+    cfg.settings.score_threshold = {0.5f};
+    return cfg;
+}
+
+static void test_pose_decode() {
+    // Two keypoints (x, y, v) at cell (row 1, col 0): (0.25, -0.5, 0) -> x = (0.5 + 0) * 8 = 4,
+    // y = (-1 + 1) * 8 = 0, v = 0.5; (1, 1, 2) -> x = (2 + 0) * 8 = 16, y = (2 + 1) * 8 = 24,
+    // v = sigmoid(2) = 0.8807971. Normalized by the 16x16 input: 0.25, 0, 1, 1.5.
+    Config cfg = task_config(6, 0);
+    cfg.num_keypoints = 2;
+    cfg.keypoint_dims = 3;
+    std::vector<float> box(16, 0.5f), cls{0.1f, 0.2f, 0.9f, 0.3f}, kpt(24, 7.0f);
+    const float k[6] = {0.25f, -0.5f, 0.0f, 1.0f, 1.0f, 2.0f};
+    std::memcpy(kpt.data() + 2 * 6, k, sizeof k);
+    const void* ptrs[] = {box.data(), cls.data(), kpt.data()};
+    size_t elems[] = {16, 4, 24};
+    for (bool normalized : {false, true}) {
+        cfg.settings.normalized = normalized;
+        Decoder dec(cfg);
+        dec.decode(ptrs, elems, 1);
+        auto kp = dec.keypoints(0);
+        CHECK(dec.frame(0).second == 1 && kp.second == 1 && kp.first != nullptr);
+        if (kp.second != 1) continue;
+        const float f = normalized ? 16.0f : 1.0f;
+        const float* p = kp.first;
+        CHECK(p[0] == 4.0f / f && p[1] == 0.0f && p[2] == 0.5f);
+        CHECK(p[3] == 16.0f / f && p[4] == 24.0f / f && near(p[5], 0.8807971f, 1e-6f));
+        CHECK(dec.rboxes(0).first == nullptr);
+    }
+    // (x, y) only: visibility 1.0.
+    Config two = task_config(4, 0);
+    two.num_keypoints = 2;
+    two.keypoint_dims = 2;
+    two.settings.normalized = false;
+    std::vector<float> kpt2(16, 0.0f);
+    kpt2[8] = 0.25f;
+    const void* p2[] = {box.data(), cls.data(), kpt2.data()};
+    size_t e2[] = {16, 4, 16};
+    Decoder dec2(two);
+    dec2.decode(p2, e2, 1);
+    auto kp2 = dec2.keypoints(0);
+    CHECK(kp2.second == 1);
+    if (kp2.second == 1) {
+        CHECK(kp2.first[0] == 4.0f && kp2.first[1] == 8.0f && kp2.first[2] == 1.0f && kp2.first[5] == 1.0f);
+    }
+    // Bad configs name the output.
+    Config bad = task_config(5, 0);
+    bad.num_keypoints = 2;
+    CHECK(throws([&] { Decoder x(bad); }, "output 'kpt': keypoint channels must be num_keypoints x keypoint_dims = 2 x 3 = 6, got 5"));
+    Config dims = task_config(8, 0);
+    dims.num_keypoints = 2;
+    dims.keypoint_dims = 4;
+    CHECK(throws([&] { Decoder x(dims); }, "keypoint_dims must be 2"));
+    Config none = task_config(6, 0);
+    CHECK(throws([&] { Decoder x(none); }, "num_keypoints is 0"));
+    Config grid = task_config(6, 0);
+    grid.num_keypoints = 2;
+    grid.outputs[2] = spec("kpt", DType::F32, Order::NHWC, 1, 2, 6, 1, 2, 6);
+    CHECK(throws([&] { Decoder x(grid); }, "output 'kpt': keypoint grid (1, 2) differs from its box output 'box' (2, 2)"));
+}
+
+static void test_obb_decode() {
+    // Cell (row 1, col 0), distances (0.5, 0.5, 1.5, 0.5), angle logit 0 (pi/4), stride 8:
+    // centre ((0.35355 + 0.5) * 8, (0.35355 + 1.5) * 8) = (6.8284, 14.8284), w = 16, h = 8;
+    // the enclosing box's half extents (8 + 4) * cos(pi/4) = 8.4853.
+    Config cfg = task_config(0, 1);
+    cfg.settings.normalized = false;
+    cfg.settings.yxyx = false;
+    std::vector<float> box(16, 0.5f), cls{0.1f, 0.2f, 0.9f, 0.3f}, angle(4, 3.0f);
+    box[2 * 4 + 2] = 1.5f;
+    angle[2] = 0.0f;
+    const void* ptrs[] = {box.data(), cls.data(), angle.data()};
+    size_t elems[] = {16, 4, 4};
+    Decoder dec(cfg);
+    dec.decode(ptrs, elems, 1);
+    auto [dets, n] = dec.frame(0);
+    auto rb = dec.rboxes(0);
+    CHECK(n == 1 && rb.second == 1);
+    if (n == 1 && rb.second == 1) {
+        const float* r = rb.first;
+        CHECK(near(r[0], 6.82843f, 1e-4f) && near(r[1], 14.82843f, 1e-4f) && r[2] == 16.0f && r[3] == 8.0f);
+        CHECK(near(r[4], 0.78539816f, 1e-6f));
+        CHECK(near(dets[0].box[0], 6.82843f - 8.48528f, 1e-4f) && near(dets[0].box[3], 14.82843f + 8.48528f, 1e-4f));
+        CHECK(dets[0].head == 0 && dets[0].cell == 2);
+    }
+    CHECK(dec.keypoints(0).first == nullptr);
+    Config bad = task_config(0, 2);
+    CHECK(throws([&] { Decoder x(bad); }, "output 'angle': angle channels must be 1, got 2"));
+}
+
+static void test_tasks_allocate_nothing_when_warm() {
+    // Pose and OBB configs of the small cases above, decoded many times after one warm-up.
+    Config pose = task_config(6, 0);
+    pose.num_keypoints = 2;
+    Config obb = task_config(0, 1);
+    std::vector<float> box(16, 0.5f), cls{0.6f, 0.7f, 0.9f, 0.8f}, kpt(24, 0.1f), angle(4, 0.3f);
+    for (Config* cfg : {&pose, &obb}) {
+        Decoder dec(*cfg);
+        const void* ptrs[] = {box.data(), cls.data(), cfg == &pose ? kpt.data() : angle.data()};
+        size_t elems[] = {16, 4, cfg == &pose ? size_t(24) : size_t(4)};
+        dec.decode(ptrs, elems, 1);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 200; ++i) dec.decode(ptrs, elems, 1);
+        CHECK(g_allocations.load() == before);
+        CHECK(dec.frame(0).second >= 1);
+    }
+}
+
 int main() {
     test_gather_cell();
     test_detection_anchor();
+    test_probiou();
+    test_fast_nms();
+    test_rotated_box();
+    test_pose_decode();
+    test_obb_decode();
+    test_tasks_allocate_nothing_when_warm();
     std::printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;
 }

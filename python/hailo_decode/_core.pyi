@@ -1,5 +1,5 @@
 # Type stubs of the C++ extension module (cpp/bindings/module.cpp).
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class Settings:
     yxyx: bool
     image_height: int
     image_width: int
+    class_offset: float
     def __init__(self) -> None: ...
 
 class Config:
@@ -71,7 +72,9 @@ class Decoder:
     threads: int
     def __init__(self, config: Config, threads: int = 1) -> None: ...
     def time_decode(self, arrays: Sequence[np.ndarray], n_frames: int, iterations: int) -> List[float]: ...
-    def decode(self, arrays: Sequence[np.ndarray], n_frames: int) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]: ...
+    def decode(self, arrays: Sequence[np.ndarray], n_frames: int) -> List[Union[
+        Tuple[np.ndarray, np.ndarray, np.ndarray],
+        Tuple[np.ndarray, np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]]]: ...
 
 def pack_hailo_nms_by_class(boxes_yxyx: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
                             num_classes: int, max_per_class: int, out: np.ndarray) -> None: ...

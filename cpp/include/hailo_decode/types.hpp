@@ -59,6 +59,10 @@ struct Settings {
     bool normalized = true;                // coordinates divided by the input size
     bool yxyx = true;                      // [ymin, xmin, ymax, xmax] or [x1, y1, x2, y2]
     int image_height = 0, image_width = 0;
+    // Rotated NMS (OBB heads), class-aware: centres are offset by class_id * class_offset before
+    // probiou, as Ultralytics does with max_wh = 7680 (the offset rounds the centres in float32;
+    // 0 compares them unmoved). Unused by axis-aligned NMS.
+    float class_offset = 0.0f;
 };
 
 struct Config {

@@ -1,0 +1,96 @@
+#include "rotated_nms.hpp"
+
+#include <cmath>
+
+namespace hailo_decode {
+namespace detail {
+
+Gaussian make_gaussian(float cx, float cy, float w, float h, float angle) {
+    // _get_covariance_matrix: (w^2 / 12, h^2 / 12) rotated by the angle.
+    const float ga = w * w / 12.0f, gb = h * h / 12.0f;
+    const float cs = std::cos(angle), sn = std::sin(angle);
+    const float cos2 = cs * cs, sin2 = sn * sn;
+    Gaussian g;
+    g.x = cx;
+    g.y = cy;
+    g.a = ga * cos2 + gb * sin2;
+    g.b = ga * sin2 + gb * cos2;
+    g.c = (ga - gb) * cs * sn;
+    const float det = g.a * g.b - g.c * g.c;
+    g.det = det > 0.0f ? det : 0.0f;  // clamp_(0), NaN kept as torch keeps it
+    if (std::isnan(det)) g.det = det;
+    return g;
+}
+
+float probiou(const Gaussian& p, const Gaussian& q) {
+    constexpr float eps = 1e-7f;
+    const float A = p.a + q.a, B = p.b + q.b, C = p.c + q.c;
+    const float dy = p.y - q.y, dx = p.x - q.x;
+    const float D = A * B - C * C;
+    const float t1 = ((A * (dy * dy) + B * (dx * dx)) / (D + eps)) * 0.25f;
+    const float t2 = ((C * (q.x - p.x) * dy) / (D + eps)) * 0.5f;
+    const float t3 = std::log(D / (4.0f * std::sqrt(p.det * q.det) + eps) + eps) * 0.5f;
+    float bd = t1 + t2 + t3;
+    // clamp(eps, 100): NaN stays NaN (and then fails every threshold test)
+    if (bd < eps) bd = eps;
+    if (bd > 100.0f) bd = 100.0f;
+    const float hd = std::sqrt(1.0f - std::exp(-bd) + eps);
+    return 1.0f - hd;
+}
+
+void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
+                      const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
+                      RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes) {
+    size_t n = sorted.size();
+    if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
+    const size_t lists = s.agnostic ? 1 : size_t(num_classes);
+    ws.count.assign(lists, 0);
+    for (size_t i = 0; i < n; ++i) ++ws.count[s.agnostic ? 0 : size_t(sorted[i].class_id)];
+    ws.start.resize(lists);
+    uint32_t at = 0;
+    for (size_t l = 0; l < lists; ++l) {
+        ws.start[l] = at;
+        at += ws.count[l];
+        ws.count[l] = 0;
+    }
+    if (ws.arena.size() < n) ws.arena.resize(n);
+    ws.output_of_class.assign(size_t(num_classes), 0);
+    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
+    const float th = s.iou_threshold;
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (capped_total && total >= s.max_total) break;  // nothing later can be output
+        const Candidate& cand = sorted[i];
+        const size_t cls = size_t(cand.class_id);
+        const RotatedBox& r = rboxes[cand.box];
+        // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
+        const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
+        const Gaussian g = make_gaussian(r.cx + off, r.cy + off, r.w, r.h, r.angle);
+        const size_t list = s.agnostic ? 0 : cls;
+        Gaussian* earlier = ws.arena.data() + ws.start[list];
+        const size_t n_earlier = ws.count[list];
+        bool suppressed = false;
+        for (size_t j = 0; j < n_earlier && !suppressed; ++j) {
+            const float iou = probiou(earlier[j], g);
+            suppressed = s.iou_inclusive ? iou >= th : iou > th;
+        }
+        // Fast-NMS: every candidate suppresses later ones, dropped or not.
+        earlier[n_earlier] = g;
+        ++ws.count[list];
+        if (suppressed) continue;
+        if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
+        ++ws.output_of_class[cls];
+        ++total;
+        Detection& det = out.emplace_back();
+        const Box& b = boxes_out[cand.box];
+        for (int k = 0; k < 4; ++k) det.box[k] = b.v[k];
+        det.score = cand.score;
+        det.class_id = cand.class_id;
+        det.head = b.head;
+        det.cell = b.cell;
+        out_rboxes.push_back(r);
+    }
+}
+
+}  // namespace detail
+}  // namespace hailo_decode

@@ -1,0 +1,50 @@
+// Rotated NMS for oriented boxes: probiou (the Hellinger distance of the boxes' Gaussians) and
+// Fast-NMS, as Ultralytics' non_max_suppression(rotated=True) does (utils/nms.py
+// TorchNMS.fast_nms with utils/metrics.py batch_probiou):
+//  - candidates sorted by score, best first (ties in scan order here; torch's argsort leaves them
+//    unspecified);
+//  - a candidate is dropped when ANY higher-scoring candidate of its class (any class when
+//    agnostic) overlaps it past the threshold, even one that was itself dropped;
+//  - class-aware: the centres are offset by class x class_offset first (Ultralytics' max_wh,
+//    7680) in float32, so probiou sees the same rounded centres; pairs of different classes are
+//    not compared (with the offset their probiou is 0 unless boxes span thousands of pixels);
+//  - the caps (max_per_class, then max_total) apply to the survivors, in score order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hailo_decode/types.hpp"
+#include "nms.hpp"
+#include "rotated_box.hpp"
+#include "scratch_vector.hpp"
+
+namespace hailo_decode {
+namespace detail {
+
+// A box as probiou needs it: centre and the covariance [[a, c], [c, b]] of its Gaussian
+// (a = w^2/12 cos^2 + h^2/12 sin^2, b = w^2/12 sin^2 + h^2/12 cos^2, c = (w^2/12 - h^2/12) cos sin)
+// and det = max(a b - c^2, 0).
+struct Gaussian {
+    float x, y, a, b, c, det;
+};
+Gaussian make_gaussian(float cx, float cy, float w, float h, float angle);
+
+// Ultralytics' batch_probiou for one pair, float32, eps 1e-7. Symmetric bit for bit.
+float probiou(const Gaussian& p, const Gaussian& q);
+
+struct RotatedNmsWorkspace {
+    ScratchVector<Gaussian> arena;       // every candidate of each list, in score order
+    std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)
+    std::vector<int64_t> output_of_class;
+};
+
+// Fast-NMS over sorted candidates (boxes[c.box] are their rotated boxes); appends the survivors
+// that pass the caps to `out` (box = boxes_out[c.box]: the enclosing box in output form) and
+// their rotated boxes to `out_rboxes`.
+void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
+                      const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
+                      RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes);
+
+}  // namespace detail
+}  // namespace hailo_decode
