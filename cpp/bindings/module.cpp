@@ -15,6 +15,7 @@
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
 #include "../src/kernels/kernels.hpp"
+#include "../src/rotated_nms.hpp"
 
 namespace py = pybind11;
 using namespace hailo_decode;
@@ -218,6 +219,26 @@ PYBIND11_MODULE(_native, m) {
 
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
+    m.def("probiou", [](py::array_t<float, py::array::c_style | py::array::forcecast> a,
+                        py::array_t<float, py::array::c_style | py::array::forcecast> b) {
+        // The rotated NMS's probiou of every pair (tests, and users who compare rotated boxes).
+        if (a.ndim() != 2 || a.shape(1) != 5 || b.ndim() != 2 || b.shape(1) != 5)
+            throw py::value_error("probiou takes two (n, 5) arrays of [cx, cy, w, h, angle]");
+        const size_t n = size_t(a.shape(0)), m = size_t(b.shape(0));
+        py::array_t<float> out({py::ssize_t(n), py::ssize_t(m)});
+        const float* pa = a.data();
+        const float* pb = b.data();
+        float* po = out.mutable_data();
+        py::gil_scoped_release release;
+        std::vector<detail::Gaussian> gb(m);
+        for (size_t j = 0; j < m; ++j) gb[j] = detail::make_gaussian(pb[5 * j], pb[5 * j + 1], pb[5 * j + 2], pb[5 * j + 3], pb[5 * j + 4]);
+        for (size_t i = 0; i < n; ++i) {
+            const detail::Gaussian g = detail::make_gaussian(pa[5 * i], pa[5 * i + 1], pa[5 * i + 2], pa[5 * i + 3], pa[5 * i + 4]);
+            for (size_t j = 0; j < m; ++j) po[i * m + j] = detail::probiou(g, gb[j]);
+        }
+        return out;
+    }, py::arg("a"), py::arg("b"),
+       "probiou (n, m) float32 of rotated boxes a (n, 5) and b (m, 5), [cx, cy, w, h, angle], as Ultralytics' batch_probiou.");
     m.def("simd_info", [] {
         py::dict d;
         d["active"] = kernels::active().name;

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace as _dc_replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -149,11 +149,24 @@ class OutputInfo:
 @dataclass(frozen=True)
 class Head:
     """One detection scale: the box tensor (4 x bins channels), the class tensor, and its stride
-    (None: derived from the input size)."""
+    (None: derived from the input size). Pose heads add `kpt`, the keypoint tensor (K x 3 channels,
+    x, y, visibility per keypoint, or K x 2); oriented-box (OBB) heads add `angle`, the 1-channel
+    angle tensor."""
 
     box: str
     cls: str
     stride: Optional[int] = None
+    kpt: Optional[str] = None
+    angle: Optional[str] = None
+
+    def outputs(self) -> Tuple[str, ...]:
+        """The names of this head's outputs: box, cls, then kpt or angle when present."""
+        return tuple(n for n in (self.box, self.cls, self.kpt, self.angle) if n is not None)
+
+
+TASKS = ("detect", "pose", "obb")
+# Ultralytics' max_wh: class-aware NMS offsets each box by class x 7680 pixels (utils/nms.py).
+ULTRALYTICS_MAX_WH = 7680.0
 
 
 # Settings every preset fills; any of them can be given explicitly instead.
@@ -162,13 +175,13 @@ SEMANTICS: Dict[str, Dict[str, Any]] = {
     "hailort": dict(
         class_activation="none", score_threshold=0.2, score_test=">=", iou_threshold=0.7, iou_test=">=",
         multi_label=True, agnostic=False, max_per_class=100, max_total=None, max_candidates=None,
-        tie_break="hailort", box_format="yxyx_normalized",
+        tie_break="hailort", box_format="yxyx_normalized", rotated_class_offset=0.0,
     ),
     # What Ultralytics' predict does on the same head (utils/nms.py).
     "ultralytics": dict(
         class_activation="sigmoid", score_threshold=0.25, score_test=">", iou_threshold=0.7, iou_test=">",
         multi_label=False, agnostic=False, max_per_class=None, max_total=300, max_candidates=30000,
-        tie_break="stable", box_format="xyxy_pixels",
+        tie_break="stable", box_format="xyxy_pixels", rotated_class_offset=ULTRALYTICS_MAX_WH,
     ),
 }
 _SETTINGS = tuple(SEMANTICS["hailort"])
@@ -222,13 +235,19 @@ class DecoderConfig:
     settings (a preset fills what is not given): class_activation ("none" | "sigmoid"),
     score_threshold (float, or one per class), score_test (">=" | ">"), iou_threshold,
     iou_test (">=" | ">"), multi_label, agnostic, max_per_class, max_total, max_candidates,
-    tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS).
+    tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS), rotated_class_offset (OBB:
+    class-aware rotated NMS offsets box centres by class x this many pixels before probiou, as
+    Ultralytics does with max_wh = 7680; 0 compares them unmoved).
     classes: an allow-list of class ids (others never detected).
+    task: "detect", "pose" or "obb"; None: what the heads say (a head with `kpt` is pose, with
+    `angle` OBB). When heads are paired from the output shapes, it settles which third output per
+    grid is which. keypoint_dims: 3 (x, y, visibility; the default) or 2 (x, y) per keypoint.
     """
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
                  image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
-                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, **settings: Any) -> None:
+                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None,
+                 task: Optional[str] = None, keypoint_dims: Optional[int] = None, **settings: Any) -> None:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
@@ -244,21 +263,26 @@ class DecoderConfig:
         resolved.update(settings)
         self._explicit = dict(settings)
 
+        if task is not None:
+            _choice(task, TASKS, "task")
+        if keypoint_dims is not None and (isinstance(keypoint_dims, bool) or keypoint_dims not in (2, 3)):
+            raise ValueError(f"keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got {keypoint_dims!r}")
         by_name = {o.name: o for o in self.outputs}
         if heads is None:
-            pairs = _pair_by_shape(self.outputs, bins)
+            pairs = _pair_by_shape(self.outputs, bins, task, keypoint_dims)
         else:
             pairs = []
             for h in heads:
                 if not isinstance(h, Head):
                     raise TypeError(f"heads must be Head objects, got {h!r}")
-                for role, n in (("box", h.box), ("cls", h.cls)):
-                    if n not in by_name:
+                for role, n in (("box", h.box), ("cls", h.cls), ("kpt", h.kpt), ("angle", h.angle)):
+                    if n is not None and n not in by_name:
                         raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
                 pairs.append(h)
             if not pairs:
                 raise ValueError("heads must not be empty")
-        used = [n for h in pairs for n in (h.box, h.cls)]
+        self.task, self.num_keypoints, self.keypoint_dims = _check_task_outputs(pairs, by_name, task, keypoint_dims)
+        used = [n for h in pairs for n in h.outputs()]
         if len(set(used)) != len(used):
             raise ValueError(f"an output is used by more than one head: {used}")
         unused = [n for n in names if n not in used]
@@ -288,6 +312,11 @@ class DecoderConfig:
         self.score_test = _choice(s["score_test"], (">=", ">"), "score_test")
         self.iou_test = _choice(s["iou_test"], (">=", ">"), "iou_test")
         self.tie_break = _choice(s["tie_break"], ("hailort", "stable"), "tie_break")
+        off = s["rotated_class_offset"]
+        if (isinstance(off, bool) or not isinstance(off, (int, float, np.floating, np.integer))
+                or not math.isfinite(off) or off < 0 or not np.isfinite(np.float32(off))):
+            raise ValueError(f"rotated_class_offset must be a finite number >= 0, got {off!r}")
+        self.rotated_class_offset = float(off)
         self.box_format = _choice(s["box_format"], BOX_FORMATS, "box_format")
         self.multi_label = bool(s["multi_label"])
         self.agnostic = bool(s["agnostic"])
@@ -337,7 +366,9 @@ class DecoderConfig:
         """A copy with some settings changed (outputs, heads, image_size, semantics, classes,
         or any setting)."""
         kw: Dict[str, Any] = dict(outputs=self.outputs, heads=self.heads, image_size=self.image_size,
-                                  semantics=self.semantics, classes=self.classes, **self._explicit)
+                                  semantics=self.semantics, classes=self.classes, task=self.task,
+                                  keypoint_dims=self.keypoint_dims if self.task == "pose" else None,
+                                  **self._explicit)
         if "semantics" in changes and changes["semantics"] != self.semantics:
             # A new preset fills everything the caller did not set explicitly.
             kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}
@@ -345,8 +376,11 @@ class DecoderConfig:
         return DecoderConfig(**kw)
 
     def __repr__(self) -> str:
-        heads = ", ".join(f"({h.box}, {h.cls}, stride {h.stride})" for h in self.heads)
-        return (f"DecoderConfig(semantics={self.semantics!r}, classes={self.num_classes}, bins={self.bins}, "
+        heads = ", ".join("(" + ", ".join(h.outputs()) + f", stride {h.stride})" for h in self.heads)
+        task = "" if self.task == "detect" else f"task={self.task!r}, "
+        if self.task == "pose":
+            task += f"keypoints={self.num_keypoints}x{self.keypoint_dims}, "
+        return (f"DecoderConfig({task}semantics={self.semantics!r}, classes={self.num_classes}, bins={self.bins}, "
                 f"image_size={self.image_size}, heads=[{heads}], activation={self.class_activation!r}, "
                 f"score {self.score_test} {self.score_threshold}, iou {self.iou_test} {self.iou_threshold}, "
                 f"multi_label={self.multi_label}, agnostic={self.agnostic}, max_per_class={self.max_per_class}, "
@@ -438,24 +472,116 @@ def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:
     raise ValueError(f"NMS JSON layer {layer!r} matches several outputs: {suffix}")
 
 
-def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int]) -> List[Head]:
-    """Pairs outputs sharing a grid into (box, cls) heads; refuses to guess when ambiguous."""
+def _check_task_outputs(heads: Sequence[Head], by_name: Mapping[str, OutputInfo], task: Optional[str],
+                        keypoint_dims: Optional[int]) -> Tuple[str, int, int]:
+    """(task, num_keypoints, keypoint_dims) the heads describe; a ValueError naming the output for
+    anything the core could not decode."""
+    with_kpt = [h for h in heads if h.kpt is not None]
+    with_angle = [h for h in heads if h.angle is not None]
+    for role, having in (("kpt", with_kpt), ("angle", with_angle)):
+        if having and len(having) != len(heads):
+            lacking = [h.box for h in heads if h not in having]
+            raise ValueError(f"every head needs a {role} output when one has it; heads with box outputs {lacking} "
+                             f"have none")
+    if with_kpt and with_angle:
+        raise ValueError("a head has either a kpt (pose) or an angle (OBB) output, not both")
+    found = "pose" if with_kpt else "obb" if with_angle else "detect"
+    if task is not None and task != found:
+        need = {"pose": "a kpt output", "obb": "an angle output", "detect": "no kpt or angle output"}[task]
+        raise ValueError(f"task={task!r} needs {need} on every head; the heads describe {found!r}")
+    for h in heads:
+        box = by_name[h.box]
+        for role, name in (("kpt", h.kpt), ("angle", h.angle)):
+            if name is None:
+                continue
+            o = by_name[name]
+            if o.shape[:2] != box.shape[:2]:
+                raise ValueError(f"{role} output {name!r}: grid {o.shape[:2]} differs from its head's box output "
+                                 f"{h.box!r} grid {box.shape[:2]}")
+    if found == "obb":
+        for h in heads:
+            o = by_name[h.angle]  # type: ignore[index]
+            if o.channels != 1:
+                raise ValueError(f"angle output {o.name!r}: expected 1 channel (the angle logit), got {o.channels}")
+        return found, 0, 3
+    if found != "pose":
+        return found, 0, 3
+    dims = 3 if keypoint_dims is None else int(keypoint_dims)
+    channels = {by_name[h.kpt].channels for h in heads}  # type: ignore[index]
+    if len(channels) != 1:
+        raise ValueError(f"all kpt outputs must have the same channels, got "
+                         f"{ {h.kpt: by_name[h.kpt].channels for h in heads} }")  # type: ignore[index]
+    (c,) = channels
+    if c % dims:
+        hint = "; pass keypoint_dims=2 for (x, y) keypoints" if dims == 3 and c % 2 == 0 else ""
+        raise ValueError(f"kpt output {heads[0].kpt!r}: {c} channels is not a multiple of {dims} "
+                         f"({'x, y, visibility' if dims == 3 else 'x, y'} per keypoint){hint}")
+    return found, c // dims, dims
+
+
+def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int], task: Optional[str] = None,
+                   keypoint_dims: Optional[int] = None) -> List[Head]:
+    """Pairs outputs sharing a grid into heads: (box, cls) for detection, (box, cls, kpt) for pose,
+    (box, cls, angle) for OBB, by channel count (box 4 x bins, angle 1, kpt a multiple of
+    keypoint_dims, and the class count the same on every grid); refuses to guess when ambiguous."""
     groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
     for o in outputs:
         groups.setdefault(o.shape[:2], []).append(o)
-    advice = ("pass heads=[Head(box=..., cls=..., stride=...), ...] or use DecoderConfig.from_nms_json")
-    bad = {g: [o.name for o in os_] for g, os_ in groups.items() if len(os_) != 2}
-    if bad:
-        raise ValueError(f"cannot pair outputs by shape: each grid needs exactly one box and one class output, "
-                         f"got {bad}; {advice}")
-    heads = []
-    for grid, (a, b) in sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1]):
-        box = _pick_box(a, b, bins)
-        if box is None:
-            raise ValueError(f"cannot tell box from class output on grid {grid}: {a.name!r} has {a.channels} channels, "
-                             f"{b.name!r} has {b.channels}; {advice}" + ("" if bins else " (or bins=...)"))
-        heads.append(Head(box.name, (b if box is a else a).name))
-    return heads
+    advice = ("pass heads=[Head(box=..., cls=..., stride=..., kpt=... or angle=...), ...] or use "
+              "DecoderConfig.from_nms_json")
+    sizes = {len(g) for g in groups.values()}
+    if len(sizes) != 1 or not sizes <= {2, 3} or (task == "detect" and sizes != {2}) \
+            or (task in ("pose", "obb") and sizes != {3}):
+        per = "two (box, class)" if task == "detect" else "three (box, class, kpt or angle)" \
+            if task in ("pose", "obb") else "two (box, class) or three (box, class, kpt or angle)"
+        bad = {g: [o.name for o in os_] for g, os_ in groups.items()}
+        raise ValueError(f"cannot pair outputs by shape: each grid needs {per} outputs, got {bad}; {advice}")
+    ordered = sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1])
+    if sizes == {2}:
+        heads = []
+        for grid, (a, b) in ordered:
+            box = _pick_box(a, b, bins)
+            if box is None:
+                raise ValueError(f"cannot tell box from class output on grid {grid}: {a.name!r} has {a.channels} "
+                                 f"channels, {b.name!r} has {b.channels}; {advice}" + ("" if bins else " (or bins=...)"))
+            heads.append(Head(box.name, (b if box is a else a).name))
+        return heads
+    # Three per grid: every reading (task, class channels, extra channels) that fits every grid.
+    dims = 3 if keypoint_dims is None else keypoint_dims
+    # Each grid's candidate heads per reading; a reading fits when every grid has one for it.
+    readings: Optional[Dict[Tuple[str, int, int], List[List[Head]]]] = None
+    for grid, trio in ordered:
+        found: Dict[Tuple[str, int, int], List[Head]] = {}
+        for box in trio:
+            if not (box.channels == 4 * bins if bins is not None else box.channels % 4 == 0):
+                continue
+            # A 64-channel box (16 bins) is preferred over another multiple of 4, as for detection.
+            if bins is None and box.channels != 64 and any(o.channels == 64 for o in trio):
+                continue
+            a, b = (o for o in trio if o is not box)
+            for cls, extra in ((a, b), (b, a)):
+                if task in (None, "obb") and extra.channels == 1:
+                    found.setdefault(("obb", cls.channels, 1), []).append(Head(box.name, cls.name, angle=extra.name))
+                if task in (None, "pose") and extra.channels % dims == 0:
+                    found.setdefault(("pose", cls.channels, extra.channels), []).append(
+                        Head(box.name, cls.name, kpt=extra.name))
+        readings = {key: ([] if readings is None else readings[key]) + [heads]
+                    for key, heads in found.items() if readings is None or key in readings}
+    assert readings is not None
+    if len(readings) == 1:
+        per_grid = next(iter(readings.values()))
+        if all(len(options) == 1 for options in per_grid):
+            return [options[0] for options in per_grid]
+    names = {g: [f"{o.name} ({o.channels} ch)" for o in os_] for g, os_ in groups.items()}
+    if not readings:
+        raise ValueError(f"cannot pair outputs by shape: no reading as box (4 x bins), class and kpt (a multiple of "
+                         f"{dims}) or angle (1 channel) fits every grid: {names}; {advice}")
+    options = "; ".join(f"{t} with {nc} class{'' if nc == 1 else 'es'}" + (f" and {k} kpt channels" if t == "pose" else "")
+                        for (t, nc, k) in sorted(readings))
+    if len(readings) == 1:
+        options += " (with two outputs of one grid that could each be either)"
+    raise ValueError(f"cannot pair outputs by shape, it is ambiguous: {options} all fit {names}; pass task='pose' or "
+                     f"task='obb' (and keypoint_dims=2 for (x, y) keypoints), or {advice}")
 
 
 def _pick_box(a: OutputInfo, b: OutputInfo, bins: Optional[int]) -> Optional[OutputInfo]:
@@ -500,5 +626,5 @@ def _resolve_strides(pairs: Sequence[Head], by_name: Mapping[str, OutputInfo],
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grid {(gh, gw)} does not divide image_size {(ih, iw)} "
                                  f"into one stride; pass the stride")
             st = ih // gh
-        resolved.append(Head(h.box, h.cls, st))
+        resolved.append(_dc_replace(h, stride=st))
     return (ih, iw), tuple(resolved)

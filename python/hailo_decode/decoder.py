@@ -48,10 +48,16 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     for h in cfg.heads:
         hs = _core.HeadSpec()
         hs.box_output, hs.cls_output, hs.stride = index[h.box], index[h.cls], int(h.stride)
+        if h.kpt is not None:
+            hs.kpt_output = index[h.kpt]
+        if h.angle is not None:
+            hs.angle_output = index[h.angle]
         heads.append(hs)
     c.heads = heads
     c.num_classes = cfg.num_classes
     c.bins = cfg.bins
+    c.num_keypoints = cfg.num_keypoints
+    c.keypoint_dims = cfg.keypoint_dims
     s = _core.Settings()
     s.sigmoid = cfg.class_activation == "sigmoid"
     s.score_threshold = list(cfg.thresholds_per_class())
@@ -67,6 +73,7 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     s.normalized = cfg.box_format.endswith("normalized")
     s.yxyx = cfg.box_format.startswith("yxyx")
     s.image_height, s.image_width = cfg.image_size
+    s.class_offset = cfg.rotated_class_offset
     c.settings = s
     return c
 
@@ -174,7 +181,8 @@ class Decoder:
         fast = self._fast_arrays(raw)
         arrays, batch = fast if fast is not None else self._arrays(raw)
         frames = self._core.decode(arrays, 1 if batch is None else batch)
-        dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
+        # (boxes, scores, class_ids), and (keypoints, rboxes) after them for pose and OBB heads
+        dets = [Detections._trusted(*f, meta=self._meta) for f in frames]
         return dets[0] if batch is None else dets
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None) -> np.ndarray:

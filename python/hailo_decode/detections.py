@@ -64,19 +64,41 @@ class Detections:
     boxes (n, 4) float32 in `box_format` ("yxyx_normalized" is HailoRT's [ymin, xmin, ymax, xmax]
     divided by the input size; "xyxy_pixels" is Ultralytics' [x1, y1, x2, y2] in input pixels),
     scores (n,) float32, class_ids (n,) int32 (0-based).
+    Pose heads: keypoints (n, K, 3) float32 [x, y, visibility] (x before y whatever the box order),
+    in the boxes' units (pixels, or divided by the input width and height when normalized);
+    visibility is 1.0 where the model has none. Every detection keeps all K keypoints.
+    OBB heads: rboxes (n, 5) float32 [cx, cy, w, h, angle] in input pixels and radians
+    (Ultralytics' xywhr), and `boxes` the axis-aligned box that encloses each rotated box.
+    Both are None for plain detection.
     """
 
-    __slots__ = ("boxes", "scores", "class_ids", "box_format", "image_size", "num_classes", "max_per_class")
+    __slots__ = ("boxes", "scores", "class_ids", "box_format", "image_size", "num_classes", "max_per_class",
+                 "keypoints", "rboxes")
 
     def __init__(self, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray, *,
                  box_format: str = "yxyx_normalized", image_size: Optional[Tuple[int, int]] = None,
-                 num_classes: Optional[int] = None, max_per_class: Optional[int] = None) -> None:
+                 num_classes: Optional[int] = None, max_per_class: Optional[int] = None,
+                 keypoints: Optional[np.ndarray] = None, rboxes: Optional[np.ndarray] = None) -> None:
         self.boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
         self.scores = np.asarray(scores, dtype=np.float32).reshape(-1)
         self.class_ids = np.asarray(class_ids, dtype=np.int32).reshape(-1)
         if not (len(self.boxes) == len(self.scores) == len(self.class_ids)):
             raise ValueError(f"boxes, scores and class_ids differ in length: {len(self.boxes)}, "
                              f"{len(self.scores)}, {len(self.class_ids)}")
+        self.keypoints: Optional[np.ndarray] = None
+        self.rboxes: Optional[np.ndarray] = None
+        if keypoints is not None:
+            k = np.asarray(keypoints, dtype=np.float32)
+            if k.ndim != 3 or k.shape[0] != len(self.scores) or k.shape[2] != 3:
+                raise ValueError(f"keypoints must have shape ({len(self.scores)}, K, 3) [x, y, visibility], "
+                                 f"got {k.shape}")
+            self.keypoints = np.ascontiguousarray(k)
+        if rboxes is not None:
+            r = np.asarray(rboxes, dtype=np.float32)
+            if r.shape != (len(self.scores), 5):
+                raise ValueError(f"rboxes must have shape ({len(self.scores)}, 5) [cx, cy, w, h, angle], "
+                                 f"got {r.shape}")
+            self.rboxes = np.ascontiguousarray(r)
         if box_format not in BOX_FORMATS:
             raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
         self.box_format = box_format
@@ -85,10 +107,14 @@ class Detections:
         self.max_per_class = max_per_class
 
     @classmethod
-    def _trusted(cls, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray, meta: dict) -> "Detections":
-        """From the core's own arrays (already (n, 4) float32, (n,) float32, (n,) int32): no checks."""
+    def _trusted(cls, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
+                 keypoints: Optional[np.ndarray] = None, rboxes: Optional[np.ndarray] = None, *,
+                 meta: dict) -> "Detections":
+        """From the core's own arrays (already (n, 4) float32, (n,) float32, (n,) int32, and
+        (n, K, 3), (n, 5) float32 or None): no checks."""
         d = cls.__new__(cls)
         d.boxes, d.scores, d.class_ids = boxes, scores, class_ids
+        d.keypoints, d.rboxes = keypoints, rboxes
         d.box_format, d.image_size = meta["box_format"], meta["image_size"]
         d.num_classes, d.max_per_class = meta["num_classes"], meta["max_per_class"]
         return d
@@ -97,8 +123,27 @@ class Detections:
         return len(self.scores)
 
     def __repr__(self) -> str:
+        extra = ""
+        if self.keypoints is not None:
+            extra += f", keypoints={self.keypoints.shape[1]}"
+        if self.rboxes is not None:
+            extra += ", rotated"
         return (f"Detections(n={len(self)}, box_format={self.box_format!r}, image_size={self.image_size}, "
-                f"num_classes={self.num_classes})")
+                f"num_classes={self.num_classes}{extra})")
+
+    @property
+    def angles(self) -> Optional[np.ndarray]:
+        """OBB: the rotated boxes' angles (n,) in radians (rboxes[:, 4]), as decoded: in
+        [-pi/4, 3pi/4), w < h allowed (Ultralytics' predict does not regularize them). None otherwise."""
+        return None if self.rboxes is None else self.rboxes[:, 4]
+
+    def polygons(self) -> np.ndarray:
+        """OBB: the four corners (n, 4, 2) float32 of each rotated box, (x, y) in input pixels, in
+        Ultralytics' xywhr2xyxyxyxy order (centre + v1 + v2, + v1 - v2, - v1 - v2, - v1 + v2 with
+        v1 = w/2 (cos, sin), v2 = h/2 (-sin, cos))."""
+        if self.rboxes is None:
+            raise ValueError("polygons() needs rotated boxes: these detections come from heads without an angle output")
+        return rbox_corners(self.rboxes)
 
     def boxes_as(self, box_format: str) -> np.ndarray:
         """The boxes in another format (pixels need image_size)."""
@@ -122,8 +167,29 @@ class Detections:
         b /= np.float32(gain)
         b[:, [0, 2]] = b[:, [0, 2]].clip(0, ow)
         b[:, [1, 3]] = b[:, [1, 3]].clip(0, oh)
+        keypoints = rboxes = None
+        if self.keypoints is not None:
+            # As Ultralytics' scale_coords: to pixels, padding off, scaled, clipped to the image.
+            k = self.keypoints.astype(np.float32, copy=True)
+            if self.box_format.endswith("normalized"):
+                k[:, :, 0] *= np.float32(iw)
+                k[:, :, 1] *= np.float32(ih)
+            k[:, :, 0] = ((k[:, :, 0] - np.float32(pad_x)) / np.float32(gain)).clip(0, ow)
+            k[:, :, 1] = ((k[:, :, 1] - np.float32(pad_y)) / np.float32(gain)).clip(0, oh)
+            keypoints = k
+        if self.rboxes is not None:
+            # As Ultralytics' scale_boxes(xywh=True): centre moved and scaled, size scaled, not
+            # clipped; the enclosing boxes follow from the mapped rotated boxes.
+            r = self.rboxes.astype(np.float32, copy=True)
+            r[:, 0] -= np.float32(pad_x)
+            r[:, 1] -= np.float32(pad_y)
+            r[:, :4] /= np.float32(gain)
+            rboxes = r
+            corners = rbox_corners(r)
+            b = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
         return Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
-                          num_classes=self.num_classes, max_per_class=self.max_per_class)
+                          num_classes=self.num_classes, max_per_class=self.max_per_class,
+                          keypoints=keypoints, rboxes=rboxes)
 
     # -- HailoRT forms ---------------------------------------------------------------------------
     def _hailo_params(self, num_classes: Optional[int], max_per_class: Optional[int]) -> Tuple[int, int]:
@@ -162,6 +228,19 @@ class Detections:
         nc, mpc = self._hailo_params(num_classes, max_per_class)
         flat = self.to_hailo_nms_buffer(num_classes=nc, max_per_class=mpc)
         return _flat_to_tf(flat, nc, mpc) if tf_format else _flat_to_list(flat, nc)
+
+
+def rbox_corners(rboxes: np.ndarray) -> np.ndarray:
+    """Corners (n, 4, 2) float32 of rotated boxes (n, 5) [cx, cy, w, h, angle], in the order of
+    Ultralytics' xywhr2xyxyxyxy."""
+    r = np.asarray(rboxes, dtype=np.float32).reshape(-1, 5)
+    ctr = r[:, None, 0:2]
+    w, h, a = r[:, 2:3], r[:, 3:4], r[:, 4:5]
+    cos, sin = np.cos(a), np.sin(a)
+    v1 = np.concatenate([w / 2 * cos, w / 2 * sin], axis=-1)[:, None, :]
+    v2 = np.concatenate([-h / 2 * sin, h / 2 * cos], axis=-1)[:, None, :]
+    out = np.concatenate([ctr + v1 + v2, ctr + v1 - v2, ctr - v1 - v2, ctr - v1 + v2], axis=1)
+    return out.astype(np.float32, copy=False)
 
 
 def _flat_to_list(flat: np.ndarray, num_classes: int) -> List[np.ndarray]:

@@ -34,6 +34,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--device-buffers", action="store_true",
                    help="configure for raw device buffers (device order, padded shape) instead of vstreams")
     p.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
+    p.add_argument("--task", choices=("detect", "pose", "obb"), default=None,
+                   help="what the heads are, when three outputs per grid leave it open (box, class and keypoints "
+                        "or angle); default: what the output shapes say")
     p.add_argument("--frames", metavar="DUMP.npz", default=None,
                    help="raw outputs recorded from the device ({output name: array}); reports saturation per output")
     p.set_defaults(run=run_inspect)
@@ -49,8 +52,10 @@ def _q(v: Any) -> Any:
 
 def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
     return dict(
-        semantics=cfg.semantics, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
-        heads=[dict(box=h.box, cls=h.cls, stride=h.stride) for h in cfg.heads],
+        semantics=cfg.semantics, task=cfg.task, num_keypoints=cfg.num_keypoints, keypoint_dims=cfg.keypoint_dims,
+        num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
+        heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **({"kpt": h.kpt} if h.kpt else {}),
+                    **({"angle": h.angle} if h.angle else {})) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
                       padded_shape=list(o.padded_shape), device=o.device) for o in cfg.outputs],
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
@@ -79,15 +84,16 @@ def _nms_frame_bytes(classes: int, max_per_class: int) -> int:
 
 
 def _decoder_for(info: HefInfo, ng: HefNetworkGroup, device_buffers: bool,
-                 semantics: str) -> Tuple[Optional[DecoderConfig], Optional[str]]:
+                 semantics: str, task: Optional[str] = None) -> Tuple[Optional[DecoderConfig], Optional[str]]:
     try:
-        return config_from_hef(info, ng.name, device_buffers=device_buffers, semantics=semantics), None
+        kw = {} if task is None else {"task": task}
+        return config_from_hef(info, ng.name, device_buffers=device_buffers, semantics=semantics, **kw), None
     except ValueError as e:
         return None, str(e)
 
 
 def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device_buffers: bool = False,
-                   semantics: str = "hailort") -> Dict[str, Any]:
+                   semantics: str = "hailort", task: Optional[str] = None) -> Dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready data."""
     groups = info.network_groups if network_group is None else (info.network_group(network_group),)
     h = info.header
@@ -98,7 +104,7 @@ def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device
         hw_arch=info.hw_arch_name, sdk_version=info.sdk_version, extensions=list(info.extension_names),
         network_groups=[])
     for ng in groups:
-        cfg, reason = _decoder_for(info, ng, device_buffers, semantics)
+        cfg, reason = _decoder_for(info, ng, device_buffers, semantics, task)
         nms = None
         if ng.nms is not None:
             n = ng.nms
@@ -205,10 +211,14 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             lines.append(f"        none: {ng['decoder_error']}")
         else:
             src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes"
+            task = {"detect": "detection", "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
+                    "pose": f"pose ({cfg['num_keypoints']} keypoints x {cfg['keypoint_dims']})"}[cfg["task"]]
+            lines.append(f"        task: {task}")
             lines.append(f"        {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
                          f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
             for hd in cfg["heads"]:
-                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}")
+                extra = "".join(f", {k} {hd[k]}" for k in ("kpt", "angle") if k in hd)
+                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}{extra}")
             for o in cfg["outputs"]:
                 dev = f", device buffer padded {_shape_str(o['padded_shape'])}" if o["device"] else ""
                 q = ", ".join(f"{len(v)} per-channel {k}" if isinstance(v, list) else f"{k} {_fmt(v)}"
@@ -255,7 +265,8 @@ def _load_frames(path: str, cfg: DecoderConfig) -> Dict[str, np.ndarray]:
 def run_inspect(args: argparse.Namespace) -> int:
     try:
         info = read_hef(args.hef)
-        rep = inspect_report(info, args.network_group, device_buffers=args.device_buffers, semantics=args.semantics)
+        rep = inspect_report(info, args.network_group, device_buffers=args.device_buffers, semantics=args.semantics,
+                             task=args.task)
     except (HefError, OSError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"hailo-decode inspect: {msg}", file=sys.stderr)
@@ -268,7 +279,8 @@ def run_inspect(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         try:
-            cfg = config_from_hef(info, ng["name"], device_buffers=args.device_buffers, semantics=args.semantics)
+            kw = {} if args.task is None else {"task": args.task}
+            cfg = config_from_hef(info, ng["name"], device_buffers=args.device_buffers, semantics=args.semantics, **kw)
             diagnosis = Decoder(cfg).diagnose(_load_frames(args.frames, cfg))
         except (OSError, ValueError, TypeError) as e:
             print(f"hailo-decode inspect: {args.frames}: {e}", file=sys.stderr)
