@@ -11,7 +11,7 @@
 
 Written against pyhailort 4.23 (Hailo-8/8L/8R, hailo-ai/hailort branch hailo8) and checked against
 5.x (Hailo-10/15, branch master), whose InferModel / ConfiguredInferModel API is the same. What
-HailoRT gives and does not give (4.23 and 5.x alike):
+HailoRT gives and does not give (read in the 4.23 and 5.1 sources):
 
 - quantization: every vstream info and InferModel.output(name).quant_infos carry ONE quant_info
   (libhailort/src/net_flow/pipeline/infer_model.cpp, InferStream::Impl::get_quant_infos, "TODO:
@@ -23,8 +23,9 @@ HailoRT gives and does not give (4.23 and 5.x alike):
   one that does not fit in get_async_queue_size() with HAILO_QUEUE_IS_FULL, after which the model
   is shut down (async_infer_runner.cpp, AsyncInferRunnerImpl::run; infer_model.cpp,
   ConfiguredInferModel::run_async). HailoBindings.run pushes at most that many at a time.
-- Hailo-10 (5.x): VDevice.configure is HAILO_NOT_IMPLEMENTED (vdevice_hrpc_client.cpp), so there
-  are no network groups or vstreams: use the InferModel path.
+- Hailo-10H (5.x), which HailoRT drives through its HRPC client: VDevice.configure is
+  HAILO_NOT_IMPLEMENTED (src/vdevice/vdevice_hrpc_client.cpp, VDeviceHrpcClient::configure), so
+  there are no network groups or vstreams: use the InferModel path.
 
 `hailo_platform` is imported only inside these functions: `import hailo_decode` (and this module)
 works without HailoRT, and the adapters raise an ImportError that says what is missing.
@@ -54,7 +55,7 @@ __all__ = ["config_from_hailo", "decode_vstreams", "make_bindings", "HailoBindin
 
 class HefQuantizationWarning(UserWarning):
     """config_from_hailo read per-channel zero points and scales from the HEF file, because HailoRT
-    reports a single, all-zero quant_info for those outputs (4.23 and 5.x: InferModel's quant_infos
+    reports a single, all-zero quant_info for those outputs (4.23 and 5.1: InferModel's quant_infos
     hold one entry). The values are the HEF's own; silence it with
     warnings.simplefilter("ignore", HefQuantizationWarning), or pass hef_path= to read the file on
     purpose."""
@@ -201,7 +202,7 @@ def _outs_from_infer_model(model: Any) -> List[_Out]:
         if is_nms:
             o.nms_classes, o.nms_max = _nms_shape_from_hef(model, name)
         else:
-            # HailoRT 4.23 and 5.x: one entry, the vstream's quant_info (all zeros for a per-feature
+            # HailoRT 4.23 and 5.1: one entry, the vstream's quant_info (all zeros for a per-feature
             # output: None here, the HEF has the values). A list per channel is taken as given.
             qs = list(s.quant_infos)
             if qs and all(_quant_valid(q) for q in qs):
@@ -412,7 +413,7 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
     obj: hailo_platform.HEF, a configured network group, an InferModel or a ConfiguredInferModel.
     Per output it reads name, shape, format order and type, and quantization: the quant_info (HEF
     and network group vstream infos) or InferModel.output(name).quant_infos, which in HailoRT 4.23
-    and 5.x holds that same single entry. For a per-feature quantized output that entry is all
+    and 5.1 holds that same single entry. For a per-feature quantized output that entry is all
     zeros; the per-channel values are then read from the HEF file (hef_path=, else HEF.path or the
     InferModel's HEF) with hailo_decode.hef, with a HefQuantizationWarning unless hef_path= named
     the file; without a known file a ValueError says what to pass. Outputs delivered as FLOAT32
