@@ -52,7 +52,7 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         semantics=cfg.semantics, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
         heads=[dict(box=h.box, cls=h.cls, stride=h.stride) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
-                      padded_shape=list(o.padded_shape), device=o.device) for o in cfg.outputs],
+                      padded_shape=list(o.memory_shape), device=o.device) for o in cfg.outputs],
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
