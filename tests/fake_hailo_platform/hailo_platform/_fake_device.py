@@ -116,7 +116,7 @@ class FakeNms:
 
 Frames = Union[Sequence[Mapping[str, np.ndarray]], Callable[[int], Mapping[str, np.ndarray]]]
 
-# HailoRT 4.23 include/hailo/hailort.h HAILO_DEFAULT_ASYNC_INFER_QUEUE_SIZE: a device reports its own
+# include/hailo/hailort.h HAILO_DEFAULT_ASYNC_INFER_QUEUE_SIZE (read at 4.21): a device reports its own
 # get_async_queue_size() (ConfiguredNetworkGroup::infer_queue_size); the double uses this default.
 DEFAULT_ASYNC_QUEUE_SIZE = 2
 

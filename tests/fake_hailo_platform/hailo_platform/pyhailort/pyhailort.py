@@ -24,6 +24,13 @@ HailoRT is strict, the double is too:
   caller's output arrays are written at completion (infer_model_api.cpp: memcpy in the callback).
 - NCHW user order as HailoRT delivers it: an (H, W, C)-shaped array (get_pybind_shape) filled
   channel first, only from NHCW device layers (src/transform/transform.cpp, reorder_output_stream).
+
+Versions read (hailo-ai/hailort commits): infer_model.cpp and hailo_platform/__init__.py at 4.23.0
+(a5b7365c) and 5.1.1 (1adb3306); pyhailort.py at 4.21.0 (0df636dc, the newest 4.x stored; its
+ConfiguredInferModel/InferModel match 5.0.1 and 5.4.0, a987921b / c3258bfb); async_infer_runner.cpp
+and transform.cpp at 4.21.0 (1c3f1af4); hailort.h status codes at 4.21.0; infer_model_api.cpp and
+bindings_common.hpp at 4.18.0 (01e4c7f5). The notes name the 4.23 file and symbol; where only an
+earlier version was readable, the behaviour is the same in every later version read.
 """
 
 from __future__ import annotations
@@ -99,7 +106,7 @@ class ExceptionWrapper(object):
     @staticmethod
     def create_exception_from_status(error_code):
         """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ExceptionWrapper.create_exception_from_status
-        (the statuses this double raises; the rest as the real fallback)."""
+        (the statuses this double raises; the rest as the real fallback)."""  # noqa: E501 - a source note stays on one line
         name = get_status_message(error_code)
         if name == "HAILO_TIMEOUT":
             return HailoRTTimeout("Received a timeout - hailort has failed because a timeout had occurred")
@@ -114,7 +121,7 @@ class ExceptionWrapper(object):
         return HailoRTException("libhailort failed with error: {} ({})".format(error_code, name))
 
     def _raise_indicative_status_exception(self, libhailort_exception):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ExceptionWrapper._raise_indicative_status_exception"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ExceptionWrapper._raise_indicative_status_exception"""  # noqa: E501 - a source note stays on one line
         error_code = int(libhailort_exception.args[0])
         raise self.create_exception_from_status(error_code) from libhailort_exception
 
@@ -406,7 +413,7 @@ class ConfiguredNetwork(object):
         return None
 
     def get_sorted_output_names(self):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_sorted_output_names"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_sorted_output_names"""  # noqa: E501 - a source note stays on one line
         return [i.name for i in _vstream_infos(self._configured_network.model, "out")]
 
     def get_output_shapes(self):
@@ -414,11 +421,11 @@ class ConfiguredNetwork(object):
         return tuple(i.shape for i in self.get_output_vstream_infos())
 
     def get_input_vstream_infos(self, network_name=None):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_input_vstream_infos"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_input_vstream_infos"""  # noqa: E501 - a source note stays on one line
         return _vstream_infos(self._configured_network.model, "in")
 
     def get_output_vstream_infos(self, network_name=None):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_output_vstream_infos"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_output_vstream_infos"""  # noqa: E501 - a source note stays on one line
         return _vstream_infos(self._configured_network.model, "out")
 
     def get_all_vstream_infos(self, network_name=None):
@@ -430,7 +437,7 @@ class ConfiguredNetwork(object):
         return _stream_infos(self._configured_network.model, "in")
 
     def get_output_stream_infos(self, network_name=None):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_output_stream_infos"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredNetwork.get_output_stream_infos"""  # noqa: E501 - a source note stays on one line
         return _stream_infos(self._configured_network.model, "out")
 
     def get_all_stream_infos(self, network_name=None):
@@ -532,7 +539,7 @@ class HailoRTTransformUtils(object):
 
     @staticmethod
     def dequantize_output_buffer_in_place(raw_buffer, dst_dtype, elements_count, quant_info):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.dequantize_output_buffer_in_place"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.dequantize_output_buffer_in_place"""  # noqa: E501 - a source note stays on one line
         if not _pyhailort.is_qp_valid(quant_info):
             raise HailoRTInvalidOperationException("quant_info is invalid as the model was compiled with multiple "
                                                    "quant_infos. Please compile again or provide a list of quant_infos.")
@@ -543,7 +550,7 @@ class HailoRTTransformUtils(object):
     def output_raw_buffer_to_nms_format_single_frame(raw_output_buffer, number_of_classes, offset=0):
         """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_format_single_frame
         (a list over classes of (n, 5) views into the buffer; an empty class is numpy.empty([0, 5]),
-        float64, as pyhailort makes it)."""
+        float64, as pyhailort makes it)."""  # noqa: E501 - a source note stays on one line
         frame = []
         for _ in range(number_of_classes):
             n = int(raw_output_buffer[offset])
@@ -557,14 +564,14 @@ class HailoRTTransformUtils(object):
 
     @staticmethod
     def output_raw_buffer_to_nms_format(raw_output_buffer, number_of_classes):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_format"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_format"""  # noqa: E501 - a source note stays on one line
         return [HailoRTTransformUtils.output_raw_buffer_to_nms_format_single_frame(f, number_of_classes)
                 for f in raw_output_buffer]
 
     @staticmethod
     def output_raw_buffer_to_nms_tf_format_single_frame(raw_output_buffer, converted_output_frame, number_of_classes,
                                                         max_bboxes_per_class, quantized_empty_bbox, offset=0):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_tf_format_single_frame"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_tf_format_single_frame"""  # noqa: E501 - a source note stays on one line
         for k in range(number_of_classes):
             n = int(raw_output_buffer[offset])
             offset += 1
@@ -576,7 +583,7 @@ class HailoRTTransformUtils(object):
     @staticmethod
     def output_raw_buffer_to_nms_tf_format(raw_output_buffer, shape, dtype, quantized_empty_bbox):
         """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::HailoRTTransformUtils.output_raw_buffer_to_nms_tf_format
-        ([N, classes, 5, max] from N flat frames, spaced classes * (5 * max + 1) apart)."""
+        ([N, classes, 5, max] from N flat frames, spaced classes * (5 * max + 1) apart)."""  # noqa: E501 - a source note stays on one line
         n_frames, classes, _, max_boxes = shape
         out = numpy.empty([n_frames, classes, max_boxes, BBOX_PARAMS], dtype=dtype)
         for f in range(n_frames):
@@ -934,11 +941,11 @@ class InferModel:
             return self._infer_stream.fmt._copy()
 
         def set_format_type(self, type):  # noqa: A002
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_format_type"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_format_type"""  # noqa: E501 - a source note stays on one line
             self._infer_stream.fmt.type = type
 
         def set_format_order(self, order):
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_format_order"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_format_order"""  # noqa: E501 - a source note stays on one line
             self._infer_stream.fmt.order = order
 
         @property
@@ -953,13 +960,13 @@ class InferModel:
             return _pyhailort.is_nms_order(self._infer_stream.info.format.order)
 
         def set_nms_score_threshold(self, threshold):
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_score_threshold"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_score_threshold"""  # noqa: E501 - a source note stays on one line
 
         def set_nms_iou_threshold(self, threshold):
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_iou_threshold"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_iou_threshold"""  # noqa: E501 - a source note stays on one line
 
         def set_nms_max_proposals_per_class(self, max_proposals):
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_max_proposals_per_class"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.InferStream.set_nms_max_proposals_per_class"""  # noqa: E501 - a source note stays on one line
 
     def __init__(self, infer_model, hef_path):
         """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferModel.__init__"""
@@ -1180,10 +1187,10 @@ class ConfiguredInferModel:
         """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings"""
 
         class InferStream:
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream"""  # noqa: E501 - a source note stays on one line
 
             def __init__(self, cpp, name, nms_info=None):
-                """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream.__init__"""
+                """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream.__init__"""  # noqa: E501 - a source note stays on one line
                 self._cpp = cpp
                 self._name = name
                 self._buffer = None
@@ -1191,7 +1198,7 @@ class ConfiguredInferModel:
 
             def set_buffer(self, buffer):
                 """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream.set_buffer
-                (a C-contiguous array, bound by pointer: HailoRT writes into this very array)."""
+                (a C-contiguous array, bound by pointer: HailoRT writes into this very array)."""  # noqa: E501 - a source note stays on one line
                 if not buffer.flags.c_contiguous:
                     raise HailoRTException("Buffer must be C_CONTIGUOUS")
                 self._cpp.buffers[self._name] = buffer
@@ -1200,7 +1207,7 @@ class ConfiguredInferModel:
             def get_buffer(self, tf_format=False):
                 """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.InferStream.get_buffer
                 (the bound array; for an NMS output pyhailort's list form, or tf form with
-                tf_format=True; tf_format=None: the raw buffer)."""
+                tf_format=True; tf_format=None: the raw buffer)."""  # noqa: E501 - a source note stays on one line
                 buffer = self._buffer
                 if tf_format is None or self._nms_info is None:
                     return buffer
@@ -1212,7 +1219,7 @@ class ConfiguredInferModel:
                 return HailoRTTransformUtils.output_raw_buffer_to_nms_format_single_frame(buffer, classes)
 
         def __init__(self, bindings, input_names, output_names, nms_infos):
-            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.__init__"""
+            """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.Bindings.__init__"""  # noqa: E501 - a source note stays on one line
             self._bindings = bindings
             self._inputs = {}
             self._outputs = {}
@@ -1298,7 +1305,7 @@ class ConfiguredInferModel:
             self._configured_infer_model.wait_for_async_ready(timedelta(milliseconds=timeout_ms), frames_count)
 
     def get_async_queue_size(self):
-        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.get_async_queue_size"""
+        """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::ConfiguredInferModel.get_async_queue_size"""  # noqa: E501 - a source note stays on one line
         with ExceptionWrapper():
             return self._configured_infer_model.get_async_queue_size()
 
