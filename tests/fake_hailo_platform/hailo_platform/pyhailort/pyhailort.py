@@ -26,8 +26,9 @@ HailoRT is strict, the double is too:
   channel first, only from NHCW device layers (src/transform/transform.cpp, reorder_output_stream).
 
 Versions read (hailo-ai/hailort commits): infer_model.cpp and hailo_platform/__init__.py at 4.23.0
-(a5b7365c) and 5.1.1 (1adb3306); pyhailort.py at 4.21.0 (0df636dc, the newest 4.x stored; its
-ConfiguredInferModel/InferModel match 5.0.1 and 5.4.0, a987921b / c3258bfb); async_infer_runner.cpp
+(a5b7365c) and 5.1.1 (1adb3306); pyhailort.py at 4.21.0 (0df636dc, the newest 4.x version found
+stored; its ConfiguredInferModel / InferModel match the 5.x ones read, 19b04439 and 5.4.0 c3258bfb,
+and 4.18.0 01e4c7f5); async_infer_runner.cpp
 and transform.cpp at 4.21.0 (1c3f1af4); hailort.h status codes at 4.21.0; infer_model_api.cpp and
 bindings_common.hpp at 4.18.0 (01e4c7f5). The notes name the 4.23 file and symbol; where only an
 earlier version was readable, the behaviour is the same in every later version read.
