@@ -559,6 +559,12 @@ def test_batched_run_respects_the_async_queue(hp, uint8_data, queue):
         hb = hailort.make_bindings(decoder, cim, batch_size=5, input_buffers=_inputs(5))
         _same(hb.run(1000), single)
         _same(hb.run(1000), single)  # the frames cycle: the same five again
+        # A frame of the caller's still in flight takes a place in the queue: run waits for it.
+        one = hailort.make_bindings(decoder, cim, input_buffers=_inputs())
+        job = cim.run_async([one.bindings])
+        _same(hb.run(1000), [single[(i + 1) % 5] for i in range(5)])
+        job.wait(1000)
+        _same(one.decode(), single[0])
 
 
 def test_batch_beyond_the_queue_fails_as_on_a_device(hp, uint8_data):
@@ -583,6 +589,17 @@ def test_batch_beyond_the_queue_fails_as_on_a_device(hp, uint8_data):
     assert e.value.__cause__.args == ("82",)
     with pytest.raises(_pyhailort().HailoRTStreamAborted):  # shut down: no further inference
         cim.run(hb.bindings_list[:1], 1000)
+
+
+def test_run_refuses_a_queue_size_below_one(hp, uint8_data):
+    outputs = _outputs(uint8_data)
+    _, path = _register(outputs, uint8_frames(uint8_data))
+    im = hp.VDevice().create_infer_model(path)
+    cim = im.configure()
+    hb = hailort.make_bindings(hd.Decoder(hailort.config_from_hailo(im, **SIGMOID)), cim, input_buffers=_inputs())
+    cim.get_async_queue_size = lambda: 0
+    with pytest.raises(ValueError, match="get_async_queue_size\\(\\) returned 0; expected >= 1"):
+        hb.run(1000)
 
 
 def test_async_outputs_are_written_when_the_job_completes(hp, uint8_data):
