@@ -3,7 +3,7 @@ place (no copies) with the GIL released."""
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Tuple, Union
+from typing import List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
@@ -30,7 +30,7 @@ def _tensor_spec(o: OutputInfo) -> "_core.TensorSpec":
     # only raw device buffers keep their order's addressing.
     t.order = _CORE_ORDER[o.order] if (o.device or o.order == "NCHW") else _core.Order.NHWC
     t.height, t.width, t.channels = o.shape
-    hp, wp, cp = o.padded_shape
+    hp, wp, cp = o.memory_shape
     if o.order == "NCHW" and not o.device:
         hp, wp, cp = o.shape
     t.padded_height, t.padded_width, t.padded_channels = hp, wp, cp
@@ -47,7 +47,8 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     heads = []
     for h in cfg.heads:
         hs = _core.HeadSpec()
-        hs.box_output, hs.cls_output, hs.stride = index[h.box], index[h.cls], int(h.stride)
+        hs.box_output, hs.cls_output = index[h.box], index[h.cls]
+        hs.stride = int(cast(int, h.stride))  # DecoderConfig resolved every head's stride
         if h.kpt is not None:
             hs.kpt_output = index[h.kpt]
         if h.angle is not None:

@@ -57,7 +57,7 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **({"kpt": h.kpt} if h.kpt else {}),
                     **({"angle": h.angle} if h.angle else {})) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
-                      padded_shape=list(o.padded_shape), device=o.device) for o in cfg.outputs],
+                      padded_shape=list(o.memory_shape), device=o.device) for o in cfg.outputs],
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
