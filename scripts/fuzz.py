@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core")
+DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core", "tasks_valid", "tasks_faults")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
 TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "all": DECODER_HARNESSES + HEF_HARNESSES}
 
@@ -50,6 +50,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
     """(hypothesis strategy, runner) of a harness; the same ones the tests use."""
     from fuzz import decoder_cases as dc
 
+    if name in ("tasks_valid", "tasks_faults"):
+        from fuzz import task_cases as tc
+
+        return tc.task_specs(valid=name == "tasks_valid"), tc.run_task_spec
     if name in DECODER_HARNESSES:
         strategy = {"decode_valid": lambda: dc.decode_specs(valid=True),
                     "decode_faults": lambda: dc.decode_specs(valid=False),
@@ -67,6 +71,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
 
 def replay(spec_json: str) -> str:
     spec = json.loads(spec_json)
+    if spec["kind"] == "task":
+        from fuzz import task_cases as tc
+
+        return tc.run_task_spec(spec)
     if spec["kind"].startswith("hef_"):
         from fuzz import test_fuzz_hef as th
 

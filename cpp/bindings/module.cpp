@@ -79,23 +79,26 @@ public:
                 s(py::ssize_t(i)) = dets[i].score;
                 c(py::ssize_t(i)) = dets[i].class_id;
             }
+            // (what a config has, not the pointers: a frame without detections may have none)
+            const bool has_kpt = dec_.config().num_keypoints > 0;
+            const bool has_rbox = !dec_.config().heads.empty() && dec_.config().heads[0].angle_output >= 0;
             const auto kp = dec_.keypoints(f);
             const auto rb = dec_.rboxes(f);
-            if (kp.first == nullptr && rb.first == nullptr) {
+            if (!has_kpt && !has_rbox) {
                 frames.append(py::make_tuple(boxes, scores, classes));
                 continue;
             }
             // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)
             py::object keypoints = py::none(), rboxes = py::none();
-            if (kp.first) {
+            if (has_kpt) {
                 const py::ssize_t k = dec_.config().num_keypoints;
                 py::array_t<float> a({py::ssize_t(n), k, py::ssize_t(3)});
-                std::copy(kp.first, kp.first + n * size_t(k) * 3, a.mutable_data());
+                if (n) std::copy(kp.first, kp.first + n * size_t(k) * 3, a.mutable_data());
                 keypoints = a;
             }
-            if (rb.first) {
+            if (has_rbox) {
                 py::array_t<float> a({py::ssize_t(n), py::ssize_t(5)});
-                std::copy(rb.first, rb.first + n * 5, a.mutable_data());
+                if (n) std::copy(rb.first, rb.first + n * 5, a.mutable_data());
                 rboxes = a;
             }
             frames.append(py::make_tuple(boxes, scores, classes, keypoints, rboxes));

@@ -214,6 +214,7 @@ std::pair<const float*, size_t> Decoder::keypoints(size_t index) const {
     if (index >= frame_count()) throw std::out_of_range("frame index out of range");
     if (impl_->keypoint_layout.count == 0) return {nullptr, 0};
     const FrameSlot& f = impl_->frames[index];
+    if (f.count == 0) return {nullptr, 0};
     return {impl_->workspaces[f.workspace].keypoints.data() + f.start * 3 * size_t(impl_->keypoint_layout.count), f.count};
 }
 
@@ -222,6 +223,7 @@ std::pair<const float*, size_t> Decoder::rboxes(size_t index) const {
     if (!impl_->rotated) return {nullptr, 0};
     const FrameSlot& f = impl_->frames[index];
     static_assert(sizeof(RotatedBox) == 5 * sizeof(float), "RotatedBox is five packed floats");
+    if (f.count == 0) return {nullptr, 0};
     return {&impl_->workspaces[f.workspace].rboxes.data()[f.start].cx, f.count};
 }
 

@@ -36,7 +36,7 @@ public:
     // Per-detection task outputs of one frame, in the order of frame(index): keypoints as
     // num_keypoints x (x, y, visibility) floats per detection (pose heads), rotated boxes as
     // (cx, cy, w, h, angle) floats per detection in input pixels (OBB heads). Null, 0 when the
-    // config has no such outputs.
+    // config has no such outputs or the frame no detections.
     std::pair<const float*, size_t> keypoints(size_t index) const;  // (data, detections)
     std::pair<const float*, size_t> rboxes(size_t index) const;
     size_t frame_count() const;
