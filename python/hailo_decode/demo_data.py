@@ -10,7 +10,8 @@ import numpy as np
 
 from .config import DecoderConfig, Head, OutputInfo
 
-__all__ = ["DEMO_HEADS", "demo_config", "demo_frames", "load_demo_frames"]
+__all__ = ["DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_frames", "load_demo_frames", "load_task_demo",
+           "task_demo_config", "task_demo_frames"]
 
 # (stride, box key, class key) of the bundled 2-class YOLOv8; outputs are named "fall/<key>".
 DEMO_HEADS = ((8, "box_8", "cls_8"), (16, "box_16", "cls_16"), (32, "box_32", "cls_32"))
@@ -43,3 +44,48 @@ def demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
 def demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     """The bundled batch keyed by output name, as HailoRT would hand it out."""
     return {f"fall/{k}": data[k] for _, b, c in DEMO_HEADS for k in (b, c)}
+
+
+# Pose and OBB demo files (data/<task>_uint8.npz, made by scripts/make_task_fixtures.py): the
+# third output of each head, by task, and what the file holds. Outputs are named "<task>/<key>".
+TASK_DEMOS = {
+    "pose": ("kpt", "yolo11n-pose (Ultralytics' trained checkpoint, 17 COCO keypoints) on a real photograph"),
+    "obb": ("angle", "an Ultralytics OBB head on the trained yolo11n-pose body (angle convs untrained: a "
+                     "'transplant', see the file's source in scripts/make_task_fixtures.py) on real photographs"),
+}
+
+
+def load_task_demo(task: str) -> Dict[str, np.ndarray]:
+    """The bundled uint8 heads of a pose or OBB model (see TASK_DEMOS); FileNotFoundError when the
+    package was built without them."""
+    if task not in TASK_DEMOS:
+        raise ValueError(f"task must be one of {tuple(TASK_DEMOS)}, got {task!r}")
+    path = resources.files("hailo_decode").joinpath(f"data/{task}_uint8.npz")
+    if not path.is_file():
+        raise FileNotFoundError(f"the package holds no {task} demo data (data/{task}_uint8.npz)")
+    with path.open("rb") as f:
+        with np.load(f, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+
+def task_demo_config(data: Dict[str, np.ndarray], task: str, **settings: Any) -> DecoderConfig:
+    """The configuration of a bundled pose or OBB file; keywords override DecoderConfig settings."""
+    extra = TASK_DEMOS[task][0]
+    outputs: List[OutputInfo] = []
+    heads: List[Head] = []
+    for stride in (8, 16, 32):
+        for kind in ("box", "cls", extra):
+            key = f"{kind}_{stride}"
+            outputs.append(OutputInfo(f"{task}/{key}", data[key].shape[1:], "uint8", "NHWC",
+                                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"])))
+        heads.append(Head(f"{task}/box_{stride}", f"{task}/cls_{stride}", stride, **{extra: f"{task}/{extra}_{stride}"}))
+    settings.setdefault("class_activation", "sigmoid")  # logits: the host applies the sigmoid
+    settings.setdefault("score_threshold", 0.25)
+    height, width = (int(v) for v in data["input_hw"])
+    return DecoderConfig(outputs, heads, image_size=(height, width), **settings)
+
+
+def task_demo_frames(data: Dict[str, np.ndarray], task: str) -> Dict[str, np.ndarray]:
+    """The bundled batch of a pose or OBB file keyed by output name."""
+    extra = TASK_DEMOS[task][0]
+    return {f"{task}/{kind}_{s}": data[f"{kind}_{s}"] for s in (8, 16, 32) for kind in ("box", "cls", extra)}

@@ -8,7 +8,7 @@ import statistics
 import time
 
 from ..decoder import Decoder
-from ..demo_data import demo_config, demo_frames, load_demo_frames
+from ..demo_data import TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_task_demo, task_demo_config, task_demo_frames
 
 __all__ = ["add_parser", "run_demo"]
 
@@ -18,11 +18,77 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     demo.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
     demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
     demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
+    demo.add_argument("--task", choices=("detect", "pose", "obb"), default="detect",
+                      help="detect: the bundled YOLOv8 detector; pose: yolo11n-pose keypoints; obb: oriented boxes")
     demo.set_defaults(run=run_demo)
     return demo
 
 
+def _time_per_frame(decoder: Decoder, batch, n_frames: int, seconds: float) -> str:
+    """Median time of one frame at a time, as a live pipeline calls it."""
+    singles = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]
+    for s in singles:
+        decoder(s)  # warm-up
+    times = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        for s in singles:
+            t0 = time.perf_counter()
+            decoder(s)
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times) * 1e6
+    return f"time per frame (decode + NMS + Python call, one core): median {med:.1f} us over {len(times)} calls"
+
+
+# COCO keypoint names in Ultralytics' (and COCO's) order: what the 17 keypoints of a pose model are.
+COCO_KEYPOINTS = ("nose", "left_eye", "right_eye", "left_ear", "right_ear", "left_shoulder", "right_shoulder",
+                  "left_elbow", "right_elbow", "left_wrist", "right_wrist", "left_hip", "right_hip", "left_knee",
+                  "right_knee", "left_ankle", "right_ankle")
+
+
+def run_task_demo(args: argparse.Namespace) -> int:
+    try:
+        data = load_task_demo(args.task)
+    except FileNotFoundError as e:
+        print(f"hailo-decode demo: {e}")
+        return 2
+    cfg = task_demo_config(data, args.task, semantics=args.semantics, score_threshold=args.threshold)
+    decoder = Decoder(cfg)
+    batch = task_demo_frames(data, args.task)
+    n_frames = len(data["image_names"])
+    what = TASK_DEMOS[args.task][1]
+    extra = (f"{cfg.num_keypoints} keypoints x {cfg.keypoint_dims}" if args.task == "pose"
+             else "an angle per cell, rotated NMS (probiou, Fast-NMS)")
+    print(f"hailo-decode demo --task {args.task}: {n_frames} frame(s) of {what}")
+    print(f"nine uint8 outputs (box, class, {TASK_DEMOS[args.task][0]} at strides 8/16/32), {extra}, input "
+          f"{cfg.image_size[1]}x{cfg.image_size[0]}; {cfg.semantics} preset, score {cfg.score_test} "
+          f"{cfg.score_threshold}, IoU {cfg.iou_test} {cfg.iou_threshold}\n")
+    results = decoder(batch)
+    assert isinstance(results, list)
+    names = [str(n) for n in data["class_names"]]
+    for i, dets in enumerate(results):
+        oh, ow = (int(v) for v in data["orig_hw"][i])
+        print(f"frame {i}: {data['image_names'][i]} ({ow}x{oh}): {len(dets)} detection(s)")
+        orig = dets.to_original((oh, ow))
+        for j in range(len(orig)):
+            x1, y1, x2, y2 = (float(v) for v in orig.boxes[j])
+            print(f"    {names[orig.class_ids[j]]:<8} {orig.scores[j]:.3f}  box x1={x1:6.1f} y1={y1:6.1f} "
+                  f"x2={x2:6.1f} y2={y2:6.1f} (original pixels)")
+            if orig.keypoints is not None:
+                k = orig.keypoints[j]
+                seen = [f"{COCO_KEYPOINTS[n] if len(k) == 17 else n}=({k[n, 0]:.0f},{k[n, 1]:.0f})"
+                        for n in range(len(k)) if k[n, 2] >= 0.5]
+                print(f"        {len(seen)}/{len(k)} keypoints with visibility >= 0.5: {', '.join(seen) or '-'}")
+            if orig.rboxes is not None:
+                cx, cy, w, h, a = (float(v) for v in orig.rboxes[j])
+                print(f"        rotated box cx={cx:.1f} cy={cy:.1f} w={w:.1f} h={h:.1f} angle={a:.3f} rad")
+    print("\n" + _time_per_frame(decoder, batch, n_frames, args.seconds))
+    return 0
+
+
 def run_demo(args: argparse.Namespace) -> int:
+    if getattr(args, "task", "detect") != "detect":
+        return run_task_demo(args)
     data = load_demo_frames()
     cfg = demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
     decoder = Decoder(cfg)
@@ -43,17 +109,5 @@ def run_demo(args: argparse.Namespace) -> int:
             x1, y1, x2, y2 = (float(v) for v in box)
             print(f"    {names[cls]:<8} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f} (original pixels)")
 
-    # Time per frame: one frame at a time, as a live pipeline calls it.
-    singles = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]
-    for s in singles:
-        decoder(s)  # warm-up
-    times = []
-    deadline = time.perf_counter() + args.seconds
-    while time.perf_counter() < deadline:
-        for s in singles:
-            t0 = time.perf_counter()
-            decoder(s)
-            times.append(time.perf_counter() - t0)
-    med = statistics.median(times) * 1e6
-    print(f"\ntime per frame (decode + NMS + Python call, one core): median {med:.1f} us over {len(times)} calls")
+    print("\n" + _time_per_frame(decoder, batch, n_frames, args.seconds))
     return 0
