@@ -19,7 +19,21 @@ Gaussian make_gaussian(float cx, float cy, float w, float h, float angle) {
     const float det = g.a * g.b - g.c * g.c;
     g.det = det > 0.0f ? det : 0.0f;  // clamp_(0), NaN kept as torch keeps it
     if (std::isnan(det)) g.det = det;
+    g.spread = g.a + g.b;
+    g.regular = std::isfinite(g.x) && std::isfinite(g.y) && std::isfinite(g.spread) && std::isfinite(g.c) &&
+                std::isfinite(g.det) && g.det >= 1e-7f && g.det >= 1e-5f * g.spread * g.spread;
     return g;
+}
+
+float far_limit_for(float iou_threshold) {
+    // iou = 1 - sqrt(1 - exp(-bd) + eps) > th  needs  bd < -log(1 + eps - (1 - th)^2).
+    const double th = iou_threshold, eps = 1e-7;
+    if (!(th > 1e-6) || th >= 1.0) return 0.0f;  // no pair can be ruled out (th >= 1: none passes anyway)
+    const double arg = 1.0 + eps - (1.0 - th) * (1.0 - th);
+    if (!(arg > 0.0)) return 0.0f;
+    const double bd_limit = -std::log(arg);
+    // d^2 > 4 (spread_p + spread_q) * 1.1 * (bd_limit + 1)  =>  computed bd > bd_limit + 0.5
+    return float(4.0 * 1.1 * (bd_limit + 1.0));
 }
 
 float probiou(const Gaussian& p, const Gaussian& q) {
@@ -57,6 +71,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     const float th = s.iou_threshold;
+    const float far_limit = far_limit_for(th);
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= s.max_total) break;  // nothing later can be output
@@ -71,6 +86,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         const size_t n_earlier = ws.count[list];
         bool suppressed = false;
         for (size_t j = 0; j < n_earlier && !suppressed; ++j) {
+            if (far_limit > 0.0f && far_apart(earlier[j], g, far_limit)) continue;
             const float iou = probiou(earlier[j], g);
             suppressed = s.iou_inclusive ? iou >= th : iou > th;
         }

@@ -27,8 +27,22 @@ namespace detail {
 // and det = max(a b - c^2, 0).
 struct Gaussian {
     float x, y, a, b, c, det;
+    float spread;  // a + b: the trace of the covariance
+    bool regular;  // finite, not tiny (det >= 1e-7) and not too thin (det >= 1e-5 spread^2): see far_apart
 };
 Gaussian make_gaussian(float cx, float cy, float w, float h, float angle);
+
+// A test that probiou(p, q) is certainly below `threshold`, without its log and exp: for two
+// regular boxes, probiou's distance term alone (a quarter of the squared Mahalanobis distance of
+// the centres) is at least d^2 / (4 (spread_p + spread_q)), and its log term is >= 0 up to rounding
+// (>= -0.55 computed, for regular boxes). far_limit (from far_limit_for) carries a margin of a whole
+// unit of that distance plus 10 %, far above float32 rounding, so a pair it skips is one whose
+// probiou, computed in full, would not pass either. Used only as a skip: the result is the same.
+float far_limit_for(float iou_threshold);  // <= 0: no pair may be skipped
+inline bool far_apart(const Gaussian& p, const Gaussian& q, float far_limit) {
+    const float dx = p.x - q.x, dy = p.y - q.y;
+    return p.regular && q.regular && dx * dx + dy * dy > far_limit * (p.spread + q.spread);
+}
 
 // Ultralytics' batch_probiou for one pair, float32, eps 1e-7. Symmetric bit for bit.
 float probiou(const Gaussian& p, const Gaussian& q);

@@ -154,6 +154,39 @@ static void test_probiou() {
     CHECK(std::memcmp(&cd, &dc, sizeof cd) == 0);
 }
 
+static void test_far_apart_skips_only_pairs_below_threshold() {
+    // far_apart is a shortcut of rotated NMS: every pair it skips must have a full probiou below
+    // the threshold. Random boxes of every size (tiny, thin, huge), angles, and positions near and
+    // far (offset by 7680 x class as Ultralytics does); every pair, at thresholds from 1e-3 to 0.99.
+    uint32_t seed = 12345;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    std::vector<Gaussian> g;
+    for (int i = 0; i < 700; ++i) {
+        const float size = std::pow(10.0f, uni(-2.0f, 3.0f));
+        const float aspect = std::pow(10.0f, uni(-2.5f, 2.5f));
+        const float off = 7680.0f * float(i % 3 == 0 ? 14 : 0);
+        g.push_back(make_gaussian(uni(0, 300) + off, uni(0, 300) + off, size, size * aspect, uni(-0.8f, 2.4f)));
+    }
+    long skipped = 0, wrong = 0;
+    for (float th : {0.001f, 0.01f, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f, 0.99f}) {
+        const float limit = far_limit_for(th);
+        CHECK(limit > 0.0f);
+        for (size_t i = 0; i < g.size(); ++i)
+            for (size_t j = 0; j < g.size(); ++j)
+                if (far_apart(g[i], g[j], limit)) {
+                    ++skipped;
+                    wrong += !(probiou(g[i], g[j]) < th);
+                }
+    }
+    CHECK(wrong == 0);
+    CHECK(skipped > 1000000);  // the shortcut was exercised
+    CHECK(far_limit_for(0.0f) == 0.0f && far_limit_for(1.0f) == 0.0f && far_limit_for(-1.0f) == 0.0f);
+    CHECK(far_limit_for(NAN) == 0.0f);
+}
+
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.
 struct RotatedCase {
     ScratchVector<Candidate> cands;
@@ -377,6 +410,7 @@ int main() {
     test_detection_anchor();
     test_probiou();
     test_fast_nms();
+    test_far_apart_skips_only_pairs_below_threshold();
     test_rotated_box();
     test_pose_decode();
     test_obb_decode();
