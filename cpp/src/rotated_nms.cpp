@@ -5,10 +5,10 @@
 namespace hailo_decode {
 namespace detail {
 
-Gaussian make_gaussian(float cx, float cy, float w, float h, float angle) {
+Gaussian make_gaussian(float cx, float cy, float w, float h, Turn t) {
     // _get_covariance_matrix: (w^2 / 12, h^2 / 12) rotated by the angle.
     const float ga = w * w / 12.0f, gb = h * h / 12.0f;
-    const float cs = std::cos(angle), sn = std::sin(angle);
+    const float cs = t.cos, sn = t.sin;
     const float cos2 = cs * cs, sin2 = sn * sn;
     Gaussian g;
     g.x = cx;
@@ -36,7 +36,7 @@ float far_limit_for(float iou_threshold) {
     return float(4.0 * 1.1 * (bd_limit + 1.0));
 }
 
-float probiou(const Gaussian& p, const Gaussian& q) {
+float probiou_distance(const Gaussian& p, const Gaussian& q) {
     constexpr float eps = 1e-7f;
     const float A = p.a + q.a, B = p.b + q.b, C = p.c + q.c;
     const float dy = p.y - q.y, dx = p.x - q.x;
@@ -48,12 +48,32 @@ float probiou(const Gaussian& p, const Gaussian& q) {
     // clamp(eps, 100): NaN stays NaN (and then fails every threshold test)
     if (bd < eps) bd = eps;
     if (bd > 100.0f) bd = 100.0f;
-    const float hd = std::sqrt(1.0f - std::exp(-bd) + eps);
-    return 1.0f - hd;
+    return bd;
+}
+
+float probiou_of_distance(float bd) { return 1.0f - std::sqrt(1.0f - std::exp(-bd) + 1e-7f); }
+
+float probiou(const Gaussian& p, const Gaussian& q) { return probiou_of_distance(probiou_distance(p, q)); }
+
+OverlapTest make_overlap_test(float iou_threshold, bool inclusive) {
+    OverlapTest t;
+    t.threshold = iou_threshold;
+    t.inclusive = inclusive;
+    t.far_limit = far_limit_for(iou_threshold);
+    const double th = iou_threshold, arg = 1.0 + 1e-7 - (1.0 - th) * (1.0 - th);
+    if (th >= 1e-3 && th < 1.0 && arg > 0.0) {
+        // iou == th at this distance in exact arithmetic. 1 % either side moves probiou by more than
+        // 6e-5 (at th >= 1e-3), several hundred times its float32 rounding.
+        const double limit = -std::log(arg);
+        t.band_lo = float(limit * (1.0 - 1e-2) - 1e-6);
+        t.band_hi = float(limit * (1.0 + 1e-2) + 1e-6);
+        t.banded = std::isfinite(t.band_lo) && std::isfinite(t.band_hi);
+    }
+    return t;
 }
 
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
-                      const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
+                      const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
                       RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
@@ -70,8 +90,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     if (ws.arena.size() < n) ws.arena.resize(n);
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
-    const float th = s.iou_threshold;
-    const float far_limit = far_limit_for(th);
+    const OverlapTest test = make_overlap_test(s.iou_threshold, s.iou_inclusive);
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= s.max_total) break;  // nothing later can be output
@@ -80,16 +99,12 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         const RotatedBox& r = rboxes[cand.box];
         // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
         const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
-        const Gaussian g = make_gaussian(r.cx + off, r.cy + off, r.w, r.h, r.angle);
+        const Gaussian g = make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]);
         const size_t list = s.agnostic ? 0 : cls;
         Gaussian* earlier = ws.arena.data() + ws.start[list];
         const size_t n_earlier = ws.count[list];
         bool suppressed = false;
-        for (size_t j = 0; j < n_earlier && !suppressed; ++j) {
-            if (far_limit > 0.0f && far_apart(earlier[j], g, far_limit)) continue;
-            const float iou = probiou(earlier[j], g);
-            suppressed = s.iou_inclusive ? iou >= th : iou > th;
-        }
+        for (size_t j = 0; j < n_earlier && !suppressed; ++j) suppressed = test.over(earlier[j], g);
         // Fast-NMS: every candidate suppresses later ones, dropped or not.
         earlier[n_earlier] = g;
         ++ws.count[list];

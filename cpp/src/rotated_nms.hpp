@@ -30,7 +30,10 @@ struct Gaussian {
     float spread;  // a + b: the trace of the covariance
     bool regular;  // finite, not tiny (det >= 1e-7) and not too thin (det >= 1e-5 spread^2): see far_apart
 };
-Gaussian make_gaussian(float cx, float cy, float w, float h, float angle);
+Gaussian make_gaussian(float cx, float cy, float w, float h, Turn t);
+inline Gaussian make_gaussian(float cx, float cy, float w, float h, float angle) {
+    return make_gaussian(cx, cy, w, h, turn_of(angle));
+}
 
 // A test that probiou(p, q) is certainly below `threshold`, without its log and exp: for two
 // regular boxes, probiou's distance term alone (a quarter of the squared Mahalanobis distance of
@@ -45,7 +48,35 @@ inline bool far_apart(const Gaussian& p, const Gaussian& q, float far_limit) {
 }
 
 // Ultralytics' batch_probiou for one pair, float32, eps 1e-7. Symmetric bit for bit.
+// probiou = probiou_of_distance(probiou_distance): bd, the clamped Bhattacharyya distance, then
+// 1 - sqrt(1 - exp(-bd) + eps), which falls as bd grows.
 float probiou(const Gaussian& p, const Gaussian& q);
+float probiou_distance(const Gaussian& p, const Gaussian& q);
+float probiou_of_distance(float bd);
+
+// "probiou(p, q) passes the threshold" as rotated NMS asks it, with the same answer as computing
+// probiou in full and comparing, but cheaper: pairs far apart (far_apart) are ruled out without
+// log or exp, and for the others the distance bd decides alone unless it lies within 1 % of the
+// distance at which probiou equals the threshold (outside that band probiou is far from it: its
+// rounding cannot cross), where the full probiou is compared.
+struct OverlapTest {
+    float threshold = 0.0f;
+    bool inclusive = false;
+    float far_limit = 0.0f;
+    bool banded = false;
+    float band_lo = 0.0f, band_hi = 0.0f;
+    bool over(const Gaussian& p, const Gaussian& q) const {
+        if (far_limit > 0.0f && far_apart(p, q, far_limit)) return false;
+        const float bd = probiou_distance(p, q);
+        if (banded) {
+            if (bd < band_lo) return true;   // nearer than the band: probiou well above the threshold
+            if (bd > band_hi) return false;  // (NaN falls through to the full test, which fails)
+        }
+        const float iou = probiou_of_distance(bd);
+        return inclusive ? iou >= threshold : iou > threshold;
+    }
+};
+OverlapTest make_overlap_test(float iou_threshold, bool inclusive);
 
 struct RotatedNmsWorkspace {
     ScratchVector<Gaussian> arena;       // every candidate of each list, in score order
@@ -53,11 +84,12 @@ struct RotatedNmsWorkspace {
     std::vector<int64_t> output_of_class;
 };
 
-// Fast-NMS over sorted candidates (boxes[c.box] are their rotated boxes); appends the survivors
+// Fast-NMS over sorted candidates (rboxes[c.box] are their rotated boxes, turns[c.box] the cos and
+// sin of their angles); appends the survivors
 // that pass the caps to `out` (box = boxes_out[c.box]: the enclosing box in output form) and
 // their rotated boxes to `out_rboxes`.
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
-                      const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
+                      const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
                       RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes);
 
 }  // namespace detail

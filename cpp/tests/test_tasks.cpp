@@ -164,25 +164,43 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
         return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
     };
     std::vector<Gaussian> g;
-    for (int i = 0; i < 700; ++i) {
+    for (int i = 0; i < 400; ++i) {
         const float size = std::pow(10.0f, uni(-2.0f, 3.0f));
         const float aspect = std::pow(10.0f, uni(-2.5f, 2.5f));
         const float off = 7680.0f * float(i % 3 == 0 ? 14 : 0);
         g.push_back(make_gaussian(uni(0, 300) + off, uni(0, 300) + off, size, size * aspect, uni(-0.8f, 2.4f)));
     }
-    long skipped = 0, wrong = 0;
+    // and close pairs, many near any threshold: each box and a slightly moved, resized, turned copy
+    for (int i = 0; i < 400; ++i) {
+        const Gaussian& b = g[size_t(i)];
+        const float w = std::sqrt(12.0f * b.a), h = std::sqrt(12.0f * b.b);  // (about: a, b are the rotated variances)
+        for (int k = 0; k < 3; ++k)
+            g.push_back(make_gaussian(b.x + uni(-0.5f, 0.5f) * w, b.y + uni(-0.5f, 0.5f) * h, w * uni(0.5f, 1.5f),
+                                      h * uni(0.5f, 1.5f), uni(-0.8f, 2.4f)));
+    }
+    long skipped = 0, wrong = 0, differ = 0, near_threshold = 0;
     for (float th : {0.001f, 0.01f, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f, 0.99f}) {
         const float limit = far_limit_for(th);
         CHECK(limit > 0.0f);
-        for (size_t i = 0; i < g.size(); ++i)
-            for (size_t j = 0; j < g.size(); ++j)
-                if (far_apart(g[i], g[j], limit)) {
-                    ++skipped;
-                    wrong += !(probiou(g[i], g[j]) < th);
+        for (bool inclusive : {false, true}) {
+            const OverlapTest test = make_overlap_test(th, inclusive);
+            CHECK(test.banded);
+            for (size_t i = 0; i < g.size(); ++i)
+                for (size_t j = 0; j < g.size(); ++j) {
+                    const float iou = probiou(g[i], g[j]);
+                    if (!inclusive && far_apart(g[i], g[j], limit)) {
+                        ++skipped;
+                        wrong += !(iou < th);
+                    }
+                    differ += test.over(g[i], g[j]) != (inclusive ? iou >= th : iou > th);
+                    near_threshold += std::fabs(iou - th) < 0.01f * th;
                 }
+        }
     }
     CHECK(wrong == 0);
-    CHECK(skipped > 1000000);  // the shortcut was exercised
+    CHECK(differ == 0);  // the shortcuts give the full test's answer, pair by pair
+    CHECK(skipped > 300000);  // the shortcut was exercised
+    CHECK(near_threshold > 1000);  // and pairs close to each threshold were compared
     CHECK(far_limit_for(0.0f) == 0.0f && far_limit_for(1.0f) == 0.0f && far_limit_for(-1.0f) == 0.0f);
     CHECK(far_limit_for(NAN) == 0.0f);
 }
@@ -191,10 +209,12 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
 struct RotatedCase {
     ScratchVector<Candidate> cands;
     ScratchVector<RotatedBox> rboxes;
+    ScratchVector<Turn> turns;
     ScratchVector<Box> boxes;
     void add(float score, int cls, RotatedBox r) {
         cands.push_back({score, cls, uint32_t(rboxes.size())});
         rboxes.push_back(r);
+        turns.push_back(turn_of(r.angle));
         Box b{};
         b.v[0] = r.cx;  // marks which candidate a detection came from
         b.head = 0;
@@ -205,7 +225,7 @@ struct RotatedCase {
         RotatedNmsWorkspace ws;
         std::vector<Detection> out;
         ScratchVector<RotatedBox> out_r;
-        suppress_rotated(cands, rboxes, boxes, s, nc, ws, out, out_r);
+        suppress_rotated(cands, rboxes, turns, boxes, s, nc, ws, out, out_r);
         std::vector<uint32_t> ids;
         for (size_t i = 0; i < out.size(); ++i) {
             ids.push_back(out[i].cell);

@@ -12,11 +12,17 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     bench.add_argument("--quick", action="store_true", help="shorter time budgets")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
     bench.add_argument("--plot", metavar="PNG", help="write a bar chart (needs matplotlib)")
+    bench.add_argument("--tasks", action="store_true",
+                       help="pose and OBB heads instead: task decode vs detection-only, NumPy, rotated NMS alone")
     bench.set_defaults(run=_run)
     return bench
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.tasks:
+        from .. import bench_tasks
+
+        return bench_tasks.main(args)
     from .. import bench  # the workloads and NumPy baselines: loaded only when asked for
 
     return bench.main(args)
