@@ -36,20 +36,25 @@ float far_limit_for(float iou_threshold) {
     return float(4.0 * 1.1 * (bd_limit + 1.0));
 }
 
-float probiou_distance(const Gaussian& p, const Gaussian& q) {
+ProbiouParts probiou_parts(const Gaussian& p, const Gaussian& q) {
     constexpr float eps = 1e-7f;
     const float A = p.a + q.a, B = p.b + q.b, C = p.c + q.c;
     const float dy = p.y - q.y, dx = p.x - q.x;
     const float D = A * B - C * C;
     const float t1 = ((A * (dy * dy) + B * (dx * dx)) / (D + eps)) * 0.25f;
     const float t2 = ((C * (q.x - p.x) * dy) / (D + eps)) * 0.5f;
-    const float t3 = std::log(D / (4.0f * std::sqrt(p.det * q.det) + eps) + eps) * 0.5f;
-    float bd = t1 + t2 + t3;
+    return {t1 + t2, D / (4.0f * std::sqrt(p.det * q.det) + eps) + eps};
+}
+
+float probiou_distance(const ProbiouParts& parts) {
+    float bd = parts.t12 + std::log(parts.x) * 0.5f;
     // clamp(eps, 100): NaN stays NaN (and then fails every threshold test)
-    if (bd < eps) bd = eps;
+    if (bd < 1e-7f) bd = 1e-7f;
     if (bd > 100.0f) bd = 100.0f;
     return bd;
 }
+
+float probiou_distance(const Gaussian& p, const Gaussian& q) { return probiou_distance(probiou_parts(p, q)); }
 
 float probiou_of_distance(float bd) { return 1.0f - std::sqrt(1.0f - std::exp(-bd) + 1e-7f); }
 

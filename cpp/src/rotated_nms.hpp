@@ -53,12 +53,19 @@ inline bool far_apart(const Gaussian& p, const Gaussian& q, float far_limit) {
 float probiou(const Gaussian& p, const Gaussian& q);
 float probiou_distance(const Gaussian& p, const Gaussian& q);
 float probiou_of_distance(float bd);
+// bd = clamp(t12 + log(x) / 2): the distance term and the argument of the log term.
+struct ProbiouParts {
+    float t12, x;
+};
+ProbiouParts probiou_parts(const Gaussian& p, const Gaussian& q);
+float probiou_distance(const ProbiouParts& parts);
 
 // "probiou(p, q) passes the threshold" as rotated NMS asks it, with the same answer as computing
 // probiou in full and comparing, but cheaper: pairs far apart (far_apart) are ruled out without
 // log or exp, and for the others the distance bd decides alone unless it lies within 1 % of the
 // distance at which probiou equals the threshold (outside that band probiou is far from it: its
-// rounding cannot cross), where the full probiou is compared.
+// rounding cannot cross), where the full probiou is compared; bounds of the log term settle most
+// pairs before the log is taken.
 struct OverlapTest {
     float threshold = 0.0f;
     bool inclusive = false;
@@ -67,7 +74,13 @@ struct OverlapTest {
     float band_lo = 0.0f, band_hi = 0.0f;
     bool over(const Gaussian& p, const Gaussian& q) const {
         if (far_limit > 0.0f && far_apart(p, q, far_limit)) return false;
-        const float bd = probiou_distance(p, q);
+        const ProbiouParts parts = probiou_parts(p, q);
+        if (banded && parts.x > 0.0f && parts.x < 1e30f) {
+            // Without the log: 1 - 1/x <= log(x) <= x - 1 bounds the distance either side.
+            if (parts.t12 + 0.5f * (parts.x - 1.0f) < band_lo && band_lo > 1e-7f) return true;
+            if (parts.t12 + 0.5f * (1.0f - 1.0f / parts.x) > band_hi && band_hi < 100.0f) return false;
+        }
+        const float bd = probiou_distance(parts);
         if (banded) {
             if (bd < band_lo) return true;   // nearer than the band: probiou well above the threshold
             if (bd > band_hi) return false;  // (NaN falls through to the full test, which fails)
