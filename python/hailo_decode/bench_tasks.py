@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 from . import _core
-from .bench import _dequant, _dfl, _median_time, _side_by_side
+from .bench import _dequant, _dfl, _median_time, _per_tensor, _side_by_side
 from .config import DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .demo_data import load_task_demo, task_demo_config, task_demo_frames
@@ -110,7 +110,7 @@ def _candidates(cfg: DecoderConfig, frame: Frames, threshold: float):
     for h in cfg.heads:
         co = cfg.output(h.cls)
         q = frame[h.cls]
-        zp, scale = float(co.zp), float(co.scale)  # type: ignore[arg-type]
+        zp, scale = _per_tensor(co.zp), _per_tensor(co.scale)
         qth = min(max(np.floor(logit / scale + zp) + 1, 0), 256)  # the first q whose logit passes (>)
         best = q.max(axis=2)
         rows, cols = np.nonzero(best >= qth)
@@ -142,7 +142,7 @@ def numpy_pose_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> 
     """Filter, DFL and boxes for the passing cells, greedy NMS, keypoints for the kept ones."""
     parts = []
     for h, rows, cols, cls, scores in _candidates(cfg, frame, threshold):
-        st = float(h.stride)  # type: ignore[arg-type]
+        st = float(h.stride)
         d = _dfl(_dequant(frame[h.box][rows, cols], cfg.output(h.box)))
         cx, cy = (cols + 0.5) * st, (rows + 0.5) * st
         b = np.stack([cx - d[:, 0] * st, cy - d[:, 1] * st, cx + d[:, 2] * st, cy + d[:, 3] * st], axis=1)
@@ -158,8 +158,8 @@ def numpy_pose_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> 
     kpts = []
     for i in keep:
         h, rows, cols = parts[which[i]][0], parts[which[i]][1], parts[which[i]][2]
-        r, c, st = rows[at[i]], cols[at[i]], float(h.stride)  # type: ignore[arg-type]
-        k = _dequant(frame[h.kpt][r, c], cfg.output(h.kpt)).reshape(-1, 3)  # type: ignore[index]
+        r, c, st = rows[at[i]], cols[at[i]], float(h.stride)
+        k = _dequant(frame[h.kpt][r, c], cfg.output(h.kpt)).reshape(-1, 3)
         kpts.append(np.stack([(k[:, 0] * 2 + c) * st, (k[:, 1] * 2 + r) * st, 1 / (1 + np.exp(-k[:, 2]))], axis=1))
     return np.asarray(kpts, np.float32)
 
@@ -185,9 +185,9 @@ def numpy_obb_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> n
     """Filter, DFL, angle and rotated boxes for the passing cells, Fast-NMS on the probiou matrix."""
     rb, sc, cl = [], [], []
     for h, rows, cols, cls, scores in _candidates(cfg, frame, threshold):
-        st = float(h.stride)  # type: ignore[arg-type]
+        st = float(h.stride)
         d = _dfl(_dequant(frame[h.box][rows, cols], cfg.output(h.box)))
-        t = (1 / (1 + np.exp(-_dequant(frame[h.angle][rows, cols, 0], cfg.output(h.angle)))) - 0.25) * np.pi  # type: ignore[index]
+        t = (1 / (1 + np.exp(-_dequant(frame[h.angle][rows, cols, 0], cfg.output(h.angle)))) - 0.25) * np.pi
         xf, yf = (d[:, 2] - d[:, 0]) / 2, (d[:, 3] - d[:, 1]) / 2
         cos, sin = np.cos(t), np.sin(t)
         rb.append(np.stack([(xf * cos - yf * sin + cols + 0.5) * st, (xf * sin + yf * cos + rows + 0.5) * st,
@@ -233,9 +233,9 @@ def measure(name: str, cfg: DecoderConfig, frames: Frames, threshold: float, bud
     cfg = cfg.replace(score_threshold=threshold)
     det_cfg, det_frames = detection_only(cfg, frames)
     dec, det = Decoder(cfg), Decoder(det_cfg)
-    n_dets = len(dec(frames))  # type: ignore[arg-type]
+    n_dets = len(dec(frames))
     counting = Decoder(cfg.replace(iou_threshold=1.0, max_total=None, max_candidates=None))
-    n_cand = len(counting(frames))  # type: ignore[arg-type]
+    n_cand = len(counting(frames))
     med = _side_by_side({"task": _time_series(dec, frames), "detect": _time_series(det, det_frames)}, 2 * budget)
     numpy_fn = numpy_pose_filtered if cfg.task == "pose" else numpy_obb_filtered
     t_np = _median_time(lambda: numpy_fn(cfg, frames, threshold), budget)
@@ -245,7 +245,7 @@ def measure(name: str, cfg: DecoderConfig, frames: Frames, threshold: float, bud
                    med["task"] / med["detect"], t_np / med["task"])
 
 
-def rotated_nms_cost(n: int = 1000, iterations: int = 30) -> List[Dict[str, float]]:
+def rotated_nms_cost(n: int = 1000, iterations: int = 30) -> List[Dict[str, Any]]:
     """Seconds of rotated NMS alone for n candidates: spread over a 1024 image (few overlaps, the
     worst case: nearly every pair is compared) or clustered (10 overlapping candidates an object)."""
     rng = np.random.default_rng(1)
@@ -268,7 +268,7 @@ def rotated_nms_cost(n: int = 1000, iterations: int = 30) -> List[Dict[str, floa
     return rows
 
 
-def run(quick: bool = False, out=sys.stderr) -> Tuple[List[TaskRow], List[Dict[str, float]]]:
+def run(quick: bool = False, out=sys.stderr) -> Tuple[List[TaskRow], List[Dict[str, Any]]]:
     rows = []
     for make in (pose_workload, obb_workload):
         name, cfg, frames = make()
@@ -279,7 +279,7 @@ def run(quick: bool = False, out=sys.stderr) -> Tuple[List[TaskRow], List[Dict[s
     return rows, rotated_nms_cost(iterations=10 if quick else 30)
 
 
-def format_tables(rows: List[TaskRow], nms: List[Dict[str, float]]) -> str:
+def format_tables(rows: List[TaskRow], nms: List[Dict[str, Any]]) -> str:
     lines = ["| workload | th | cand. | dets | task decode us | detection-only us | task / detection | "
              "Python API us | NumPy filtered us | NumPy / ours |", "|" + "---|" * 10]
     for r in rows:
