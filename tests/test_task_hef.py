@@ -1,0 +1,65 @@
+"""Pose heads from a HEF without an NMS op (tests/hef_writer builds it): DecoderConfig.from_hef
+pairs box, class and keypoint outputs per grid when told the task, refuses to guess without it,
+and `inspect` shows the task it found."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hailo_decode as hd
+import hef_writer as w
+from hailo_decode.cli.inspect import format_report, inspect_report
+from hailo_decode.hef import read_hef
+
+
+def _pose_hef() -> bytes:
+    layers = [w.Layer("pose/input_layer1", (640, 640, 3), "NHWC", output=False, limvals=(0.0, 255.0))]
+    pad = 10
+    for g in (80, 40, 20):
+        layers += [
+            w.Layer(f"pose/conv_box{g}", (g, g, 64), "FCR", zp=90.0, scale=0.08, pad_index=pad),
+            w.Layer(f"pose/conv_cls{g}", (g, g, 1), "NHCW", padded=(g, g + 8, 1), zp=128.0, scale=0.05, pad_index=pad + 1),
+            w.Layer(f"pose/conv_kpt{g}", (g, g, 51), "F8CR", padded=(g, g, 56), zp=120.0, scale=0.04, pad_index=pad + 2),
+        ]
+        pad += 3
+    ng = w.network_group("pose", layers, sorted_outputs=[la.name for la in layers if la.output][::-1])
+    return w.wrap(w.hef_proto([ng], extensions=[0, 3, 12, 13, 27]), 1)
+
+
+def test_from_hef_pairs_pose_outputs_with_the_task():
+    data = _pose_hef()
+    with pytest.raises(ValueError, match="ambiguous.*task='pose'"):
+        hd.DecoderConfig.from_hef(data)
+    for device in (False, True):
+        cfg = hd.DecoderConfig.from_hef(data, task="pose", device_buffers=device, semantics="ultralytics")
+        assert cfg.task == "pose" and (cfg.num_keypoints, cfg.keypoint_dims) == (17, 3)
+        assert [(h.box, h.cls, h.kpt, h.stride) for h in cfg.heads] == [
+            (f"pose/conv_box{g}", f"pose/conv_cls{g}", f"pose/conv_kpt{g}", 640 // g) for g in (80, 40, 20)]
+        assert cfg.image_size == (640, 640)
+        # and it decodes: zeros everywhere (logit (0 - 128) * 0.05 = -6.4: nothing passes) but one cell
+        rng = np.random.default_rng(0)
+        dec = hd.Decoder(cfg)
+        raw = {}
+        for o in cfg.outputs:
+            shape = (o.frame_elements,) if o.device else o.shape
+            raw[o.name] = rng.integers(0, 256, size=shape).astype(np.uint8) if "box" in o.name else \
+                np.zeros(shape, np.uint8) + (0 if "cls" in o.name else 120)
+        if device:
+            assert len(dec(raw)) == 0
+            continue
+        raw["pose/conv_cls80"][10, 12, 0] = 255  # logit (255 - 128) * 0.05 = 6.35: one person at (row 10, col 12)
+        d = dec(raw)
+        assert len(d) == 1 and d.keypoints.shape == (1, 17, 3)
+        # keypoint codes 120 = the zero point: raw 0, so x = (0 * 2 + 12) * 8 = 96, y = 80, visibility 0.5
+        np.testing.assert_array_equal(d.keypoints[0], np.tile([96.0, 80.0, 0.5], (17, 1)).astype(np.float32))
+
+
+def test_inspect_shows_the_task():
+    info = read_hef(_pose_hef())
+    rep = inspect_report(info, task="pose")
+    text = format_report(rep)
+    assert "task: pose (17 keypoints x 3)" in text
+    assert "kpt pose/conv_kpt80" in text
+    no_task = format_report(inspect_report(info))
+    assert "ambiguous" in no_task
