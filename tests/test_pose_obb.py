@@ -456,3 +456,12 @@ def test_detections_check_task_shapes():
         hd.Detections(np.zeros((1, 4)), [0.5], [0], keypoints=np.zeros((1, 17, 2)))
     with pytest.raises(ValueError, match=r"rboxes must have shape \(1, 5\)"):
         hd.Detections(np.zeros((1, 4)), [0.5], [0], rboxes=np.zeros((2, 5)))
+
+
+def test_diagnose_names_the_task_outputs():
+    rng = np.random.default_rng(8)
+    for task, role in (("pose", "kpt"), ("obb", "angle")):
+        outs, heads, raw, _ = make_task_case(rng, task, dtype="uint8")
+        report = hd.Decoder(hd.DecoderConfig(outs, heads, image_size=(64, 64))).diagnose(raw)
+        roles = {d["name"]: d["role"] for d in report}
+        assert roles[f"{role}0"] == role and roles["box0"] == "box" and roles["cls0"] == "cls"

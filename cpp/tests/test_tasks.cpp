@@ -172,7 +172,7 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
     }
     // and close pairs, many near any threshold: each box and a slightly moved, resized, turned copy
     for (int i = 0; i < 400; ++i) {
-        const Gaussian& b = g[size_t(i)];
+        const Gaussian b = g[size_t(i)];  // a copy: push_back below may move the vector
         const float w = std::sqrt(12.0f * b.a), h = std::sqrt(12.0f * b.b);  // (about: a, b are the rotated variances)
         for (int k = 0; k < 3; ++k)
             g.push_back(make_gaussian(b.x + uni(-0.5f, 0.5f) * w, b.y + uni(-0.5f, 0.5f) * h, w * uni(0.5f, 1.5f),

@@ -63,7 +63,7 @@ def _dequantize(o: OutputInfo, q: np.ndarray) -> np.ndarray:
 
 def diagnose_outputs(config: DecoderConfig, raw: Mapping[str, np.ndarray]) -> List[Dict[str, Any]]:
     """Per output of `config`, from recorded raw outputs ({name: array}, host or device layout,
-    with or without a batch axis): role (box/cls), the share of values at the quantized minimum
+    with or without a batch axis): role (box/cls/kpt/angle), the share of values at the quantized minimum
     (0) and maximum (255 or 65535), the dequantized range, for class outputs the score range after
     the configured activation, and plain-words warnings (class scores saturating, logits where
     scores were expected, clipped box logits)."""
@@ -71,6 +71,10 @@ def diagnose_outputs(config: DecoderConfig, raw: Mapping[str, np.ndarray]) -> Li
     for h in config.heads:
         roles[h.box] = "box"
         roles[h.cls] = "cls"
+        if h.kpt is not None:
+            roles[h.kpt] = "kpt"
+        if h.angle is not None:
+            roles[h.angle] = "angle"
     report = []
     for o in config.outputs:
         if o.name not in raw:
