@@ -57,8 +57,7 @@ def test_coco80_to_coco91():
 
 def test_records_by_hand():
     d = hd.Detections(np.array([[0.1, 0.2, 0.5, 0.6]]), [0.875], [11], image_size=(480, 640))
-    recs = d.to_coco(7, category_ids=interop.COCO80_TO_COCO91) if hasattr(d, "to_coco") else \
-        interop.to_coco(d, 7, category_ids=interop.COCO80_TO_COCO91)
+    recs = d.to_coco(7, category_ids=interop.COCO80_TO_COCO91)
     assert recs == [{"image_id": 7, "category_id": 13, "bbox": [128.0, 48.0, 256.0, 192.0], "score": 0.875}]
     json.dumps(recs)  # plain JSON types
     assert interop.to_coco(d, 7)[0]["category_id"] == 11  # no mapping: the class id
