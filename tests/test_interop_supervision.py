@@ -35,7 +35,7 @@ def _dets(**extra):
 def test_boxes_in_pixels_whatever_the_format(box_format):
     d = hd.Detections(np.array(YXYX_NORM), [0.9, 0.4], [3, 0], image_size=(480, 640))
     d = hd.Detections(d.boxes_as(box_format), d.scores, d.class_ids, box_format=box_format, image_size=(480, 640))
-    s = d.to_supervision() if hasattr(d, "to_supervision") else interop.to_supervision(d)
+    s = d.to_supervision()
     assert isinstance(s, sv.Detections)
     np.testing.assert_allclose(s.xyxy, XYXY_PX, rtol=0, atol=1e-4)
     np.testing.assert_array_equal(s.confidence, np.float32([0.9, 0.4]))
@@ -147,3 +147,18 @@ def test_missing_supervision_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "supervision", None)  # import supervision -> ImportError
     with pytest.raises(ImportError, match=r"pip install 'hailo-decode\[supervision\]'"):
         interop.to_supervision(_dets())
+
+
+def test_non_finite_or_odd_arrays_are_refused():
+    with pytest.raises(ValueError, match="non-finite"):
+        interop.to_supervision(_dets(boxes=np.array([[0, 0, np.nan, 1], [0, 0, 1, 1]], np.float32)))
+    with pytest.raises(ValueError, match="non-finite"):
+        interop.to_coco(_dets(scores=np.float32([np.inf, 0.5])), 1)
+    with pytest.raises(TypeError, match="whole numbers"):
+        interop.to_supervision(_dets(class_ids=np.array([0.5, 1.0])))
+    with pytest.raises(ValueError, match=r"\(n, 4\)"):
+        interop.to_supervision(_dets(boxes=np.zeros((2, 3), np.float32)))
+    with pytest.raises(ValueError, match="image_size"):
+        interop.to_supervision(_dets(image_size=(0, 640)))
+    with pytest.raises(ValueError, match="differ in length"):
+        interop.to_supervision_keypoints(_dets(boxes=np.zeros((3, 4), np.float32), keypoints=np.zeros((2, 1, 3))))

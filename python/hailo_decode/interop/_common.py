@@ -27,7 +27,12 @@ def image_hw(dets: Any) -> Optional[Tuple[int, int]]:
     size = getattr(dets, "image_size", None)
     if size is None:
         return None
-    h, w = (int(v) for v in size)
+    try:
+        h, w = (int(v) for v in size)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"image_size must be (height, width), got {size!r}") from None
+    if not (0 < h < 1 << 20 and 0 < w < 1 << 20):
+        raise ValueError(f"image_size must be a positive (height, width), got {size!r}")
     return h, w
 
 
@@ -49,6 +54,16 @@ def _normalized_scale(dets: Any, what: str) -> Tuple[int, int]:
     return hw
 
 
+def _floats(value: Any, what: str) -> np.ndarray:
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be numbers, got dtype {a.dtype}")
+    a = a.astype(np.float32)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what} hold non-finite values (NaN, inf, or beyond float32)")
+    return a
+
+
 def length(dets: Any) -> int:
     return int(np.asarray(dets.scores).reshape(-1).shape[0])
 
@@ -56,7 +71,10 @@ def length(dets: Any) -> int:
 def xyxy_pixels(dets: Any) -> np.ndarray:
     """(n, 4) float32 [x1, y1, x2, y2] in pixels of the detections' image, whatever their box format."""
     fmt = _box_format(dets)
-    boxes = np.asarray(dets.boxes, dtype=np.float32).reshape(-1, 4)
+    boxes = _floats(dets.boxes, "boxes")
+    if boxes.size % 4 or (boxes.ndim > 1 and boxes.shape[-1] != 4):
+        raise ValueError(f"boxes must be (n, 4), got shape {boxes.shape}")
+    boxes = boxes.reshape(-1, 4)
     if len(boxes) != length(dets):
         raise ValueError(f"boxes and scores differ in length: {len(boxes)}, {length(dets)}")
     out = boxes[:, [1, 0, 3, 2]] if fmt.startswith("yxyx") else boxes.copy()
@@ -67,15 +85,18 @@ def xyxy_pixels(dets: Any) -> np.ndarray:
 
 
 def scores(dets: Any) -> np.ndarray:
-    return np.asarray(dets.scores, dtype=np.float32).reshape(-1)
+    return _floats(dets.scores, "scores").reshape(-1)
 
 
 def class_ids(dets: Any) -> np.ndarray:
     ids = np.asarray(dets.class_ids).reshape(-1)
     if len(ids) != length(dets):
         raise ValueError(f"class_ids and scores differ in length: {len(ids)}, {length(dets)}")
-    if ids.size and ids.min() < 0:
-        raise ValueError(f"class_ids must be >= 0, got {ids.min()}")
+    if ids.dtype.kind not in "biu" and not (ids.dtype.kind == "f" and np.isfinite(ids).all()
+                                            and (ids == np.round(ids)).all() and (np.abs(ids) < 2 ** 31).all()):
+        raise TypeError(f"class_ids must be whole numbers, got dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= 2 ** 31):
+        raise ValueError(f"class_ids must lie in [0, 2**31), got {ids.min()}..{ids.max()}")
     return ids.astype(np.int64)
 
 
@@ -97,7 +118,7 @@ def keypoints_pixels(dets: Any) -> Optional[np.ndarray]:
         return None
     if k.ndim != 3 or k.shape[2] not in (2, 3):
         raise ValueError(f"keypoints must be (n, K, 3) [x, y, visibility] or (n, K, 2), got shape {k.shape}")
-    k = k.astype(np.float32, copy=True)
+    k = _floats(k, "keypoints")
     if k.shape[2] == 2:  # no visibility: every keypoint counts as seen
         k = np.concatenate([k, np.ones(k.shape[:2] + (1,), np.float32)], axis=2)
     if _box_format(dets).endswith("normalized"):
@@ -115,6 +136,8 @@ def masks(dets: Any) -> Optional[np.ndarray]:
         return None
     if m.ndim != 3:
         raise ValueError(f"masks must be (n, H, W), got shape {m.shape}")
+    if m.dtype.kind not in "biu":
+        raise TypeError(f"masks must be bool (or 0/1 integers), got dtype {m.dtype}")
     hw = image_hw(dets)
     if hw is not None and m.shape[1:] != hw:
         raise ValueError(f"masks are {m.shape[2]}x{m.shape[1]} (W x H), the detections' image is "
@@ -130,7 +153,7 @@ def rboxes_pixels(dets: Any) -> Optional[np.ndarray]:
         return None
     if r.ndim != 2 or r.shape[1] != 5:
         raise ValueError(f"rboxes must be (n, 5) [cx, cy, w, h, r], got shape {r.shape}")
-    r = r.astype(np.float32, copy=True)
+    r = _floats(r, "rboxes")
     if _box_format(dets).endswith("normalized"):
         h, w = _normalized_scale(dets, "rotated boxes")
         if h != w:
@@ -141,6 +164,7 @@ def rboxes_pixels(dets: Any) -> Optional[np.ndarray]:
 
 def rbox_corners(r: np.ndarray) -> np.ndarray:
     """(n, 4, 2) corners of [cx, cy, w, h, angle] boxes, in the order Ultralytics' xyxyxyxy gives."""
+    r = r.astype(np.float64)  # no float32 overflow on the way for any float32 input
     c, s = np.cos(r[:, 4]), np.sin(r[:, 4])
     half_w = np.stack([r[:, 2] / 2 * c, r[:, 2] / 2 * s], axis=1)
     half_h = np.stack([-r[:, 3] / 2 * s, r[:, 3] / 2 * c], axis=1)

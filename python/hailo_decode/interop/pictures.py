@@ -71,15 +71,20 @@ def draw(image: Any, dets: Any, class_names: Optional[Sequence[str]] = None, *,
     if hw is not None and hw != (h, w):
         raise ValueError(f"the detections are in a {hw[1]}x{hw[0]} image, the picture is {w}x{h}: "
                          f"for a letterboxed input draw dets.to_original(({h}, {w}))")
-    boxes = _common.xyxy_pixels(dets)
+    # Far-off coordinates clipped to just outside the picture: nothing drawn there, no overflow.
+    margin = np.float32(4 * max(h, w))
+    boxes = _common.xyxy_pixels(dets).clip(-margin, margin)
     scores = _common.scores(dets)
     ids = _common.class_ids(dets)
     names = [str(n) for n in class_names] if class_names is not None else None
-    lw = int(line_width) if line_width is not None else max(2, round(min(h, w) / 250))
+    lw = int(line_width) if line_width is not None else max(2, round(min(h, w) / 200))
     if lw < 1:
         raise ValueError(f"line_width must be >= 1, got {line_width}")
+    lw = min(lw, max(h, w))
 
     masks = _common.masks(dets)
+    if masks is not None and masks.shape[1:] != (h, w):
+        raise ValueError(f"masks are {masks.shape[2]}x{masks.shape[1]} (W x H), the picture is {w}x{h}")
     if masks is not None and len(masks):
         out = rgb.astype(np.float32)
         for m, c in zip(masks, ids):
@@ -90,7 +95,7 @@ def draw(image: Any, dets: Any, class_names: Optional[Sequence[str]] = None, *,
     pen = pil_draw.Draw(canvas)
     font = _font(pil_font, max(10, round(min(h, w) / 40)))
     rboxes = _common.rboxes_pixels(dets)
-    corners = _common.rbox_corners(rboxes) if rboxes is not None else None
+    corners = _common.rbox_corners(rboxes).clip(-margin, margin) if rboxes is not None else None
     # Worst first, so that the best detection's box and label end on top.
     for i in reversed(range(len(scores))):
         colour = class_colour(ids[i])
@@ -109,6 +114,7 @@ def draw(image: Any, dets: Any, class_names: Optional[Sequence[str]] = None, *,
 
     kpts = _common.keypoints_pixels(dets)
     if kpts is not None:
+        kpts[..., :2] = kpts[..., :2].clip(-margin, margin)
         r = max(2, lw + 1)
         for i in reversed(range(len(kpts))):
             colour = class_colour(ids[i])

@@ -63,6 +63,7 @@ def to_supervision_keypoints(dets: Any, class_names: Optional[Sequence[str]] = N
     the visibility as keypoint_confidence, the detection scores as detection_confidence (as
     supervision's from_ultralytics fills them). ValueError when the detections have no keypoints."""
     sv = _sv()
+    _common.xyxy_pixels(dets)  # the boxes must agree with the rest, even though KeyPoints has none
     kpts = _common.keypoints_pixels(dets)
     if kpts is None:
         raise ValueError("these detections have no keypoints (a pose model's decoder gives them)")
