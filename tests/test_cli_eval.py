@@ -80,3 +80,49 @@ def test_category_map():
         category_map("auto", 2, [5, 9])
     with pytest.raises(ValueError, match="80-class"):
         category_map("coco80", 2, [1, 2])
+
+
+def test_eval_from_a_hef(tmp_path, capsys):
+    """The --hef route on a HEF from the test writer (six raw outputs in FCR/F8CR/NHCW, uint8 and
+    uint16, per-feature quantization, names with '/'): the ground truth is the decoder's own
+    output undone to 640x480 images, so a perfect score says the recording, the names, the
+    letterbox and the COCO80 category map all line up; a higher threshold then loses objects."""
+    import hef_writer as w
+
+    hef = tmp_path / "yolov8n.hef"
+    hef.write_bytes(w.yolov8_hef(1))
+    cfg = hd.DecoderConfig.from_hef(str(hef))
+    rng = np.random.default_rng(7)
+    n = 3
+    rec = {}
+    for o in cfg.outputs:
+        top = np.iinfo(o.dtype).max
+        if any(h.cls == o.name for h in cfg.heads):
+            a = rng.integers(0, top // 50, size=(n,) + o.shape, dtype=o.dtype)
+            a.reshape(n, -1)[:, rng.integers(0, a[0].size, 4)] = top  # a few confident cells a frame
+        else:
+            a = rng.integers(0, top, size=(n,) + o.shape, dtype=o.dtype)
+        rec[o.name] = a
+    dets = hd.Decoder(cfg)(rec)
+    images, anns = [], []
+    for i, d in enumerate(dets):
+        images.append({"id": 100 + i, "height": 480, "width": 640})
+        for r in d.to_original((480, 640)).to_coco(100 + i, interop.COCO80_TO_COCO91):
+            anns.append({"id": len(anns) + 1, "image_id": r["image_id"], "category_id": r["category_id"],
+                         "bbox": r["bbox"], "area": r["bbox"][2] * r["bbox"][3], "iscrowd": 0})
+    assert len(anns) >= n
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps({"images": images, "annotations": anns,
+                              "categories": [{"id": c, "name": str(c)} for c in interop.COCO80_TO_COCO91]}))
+    frames = tmp_path / "rec.npz"
+    np.savez(frames, image_ids=np.arange(100, 100 + n), **rec)
+    out = tmp_path / "stats.json"
+    assert main(["eval", "--hef", str(hef), "--frames", str(frames), "--gt", str(gt), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["stats"]["AP"] == pytest.approx(1.0)
+    scores = sorted(float(s) for d in dets for s in d.scores)
+    cut = scores[len(scores) // 2]  # drop the weaker half
+    assert main(["eval", "--hef", str(hef), "--frames", str(frames), "--gt", str(gt), "--json", str(out),
+                 "--threshold", str(cut + 1e-6)]) == 0
+    stats = json.loads(out.read_text())["stats"]
+    assert stats["AR100"] < 1.0
+    capsys.readouterr()
