@@ -91,7 +91,7 @@ def test_the_cpp_example_builds_against_the_wheel_and_decodes(tmp_path):
     build = tmp_path / "build"
     configure = _run([cmake, "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
           f"-Dhailo_decode_DIR={cmake_info.cmake_dir()}",
-          "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF", "-DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON"], env=env)
+          "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"], env=env)
     # What find_package found (the example prints it): the package inside the installed wheel.
     assert f"hailo_decode {hd.__version__} from {cmake_info.cmake_dir()}" in configure.stdout
     _run([cmake, "--build", build, "-j2"], env=env)
