@@ -6,6 +6,7 @@ cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > co
 """
 
 from ._core import simd_info
+from .cmake_info import cmake_dir
 from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BOX_FORMATS",
     "SEMANTICS",
+    "cmake_dir",
     "Decoder",
     "DecoderConfig",
     "Detections",
