@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from .. import cmake_info
 from . import bench, demo, eval, inspect
 
 __all__ = ["main"]
@@ -18,6 +19,7 @@ _COMMANDS = (demo, bench, inspect, eval)
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="hailo-decode", description=__doc__)
+    cmake_info.add_cmakedir_argument(parser)  # `hailo-decode --cmakedir`, as `pybind11 --cmakedir`
     sub = parser.add_subparsers(dest="command", required=True)
     for command in _COMMANDS:
         command.add_parser(sub)
