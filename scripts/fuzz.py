@@ -3,7 +3,7 @@
 number of cases run and every failure with a replayable reproducer.
 
     python scripts/fuzz.py --seconds 600                  # every harness, 10 minutes in all
-    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | all
+    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | interop | all
     python scripts/fuzz.py --seconds 60 --harness decode_valid --jobs 1
     python scripts/fuzz.py --replay '<spec json>'         # re-run one case (printed with a failure)
     python scripts/fuzz.py --list                         # the harnesses
@@ -43,13 +43,19 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
-TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "all": DECODER_HARNESSES + HEF_HARNESSES}
+INTEROP_HARNESSES = ("interop",)
+TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "interop": INTEROP_HARNESSES,
+           "all": DECODER_HARNESSES + HEF_HARNESSES + INTEROP_HARNESSES}
 
 
 def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
     """(hypothesis strategy, runner) of a harness; the same ones the tests use."""
     from fuzz import decoder_cases as dc
 
+    if name in INTEROP_HARNESSES:
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.interop_specs(), ti.run_interop_spec
     if name in DECODER_HARNESSES:
         strategy = {"decode_valid": lambda: dc.decode_specs(valid=True),
                     "decode_faults": lambda: dc.decode_specs(valid=False),
@@ -67,6 +73,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
 
 def replay(spec_json: str) -> str:
     spec = json.loads(spec_json)
+    if spec["kind"] == "interop":
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.run_interop_spec(spec)
     if spec["kind"].startswith("hef_"):
         from fuzz import test_fuzz_hef as th
 

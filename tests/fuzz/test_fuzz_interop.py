@@ -1,7 +1,8 @@
 """Fuzzing the interop calls (to_supervision, to_supervision_keypoints, to_coco, draw) with
 Detections-like objects of every shape and kind: each call returns a consistent result or raises
 ValueError/TypeError (FUZZING.md, harness `interop`). The spec is JSON-able; its arrays come from
-its seed, so a failing case prints and replays."""
+its seed, so a failing case prints and replays (`python scripts/fuzz.py --replay SPEC`); the same
+harness runs for a given time with `python scripts/fuzz.py --target interop`."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from hailo_decode import interop
 
 from conftest import optional_package
 
-from .decoder_cases import fuzz_settings
+from .decoder_cases import _log_case, fuzz_settings, watchdog
 
 optional_package("supervision")
 optional_package("PIL.Image")
@@ -38,7 +39,7 @@ CATS = [None, "list", "short_list", "dict", "coco80"]
 
 @st.composite
 def interop_specs(draw):
-    return {"n": draw(st.integers(0, 5)), "seed": draw(st.integers(0, 2 ** 31 - 1)),
+    return {"kind": "interop", "n": draw(st.integers(0, 5)), "seed": draw(st.integers(0, 2 ** 31 - 1)),
             "box_format": draw(st.sampled_from(list(hd.BOX_FORMATS) + ["bad", None])),
             "image_size": draw(st.sampled_from(SIZES)), "boxes": draw(st.sampled_from(BOXES)),
             "scores": draw(st.sampled_from(SCORES)), "ids": draw(st.sampled_from(IDS)),
@@ -99,6 +100,17 @@ def _call(fn, *args, **kw):
 @fuzz_settings(300)
 @given(interop_specs())
 def test_fuzz_interop(spec):
+    run_interop_spec(spec)
+
+
+def run_interop_spec(spec):
+    """Runs one spec; returns an outcome label (which calls gave a result), raises on a bug."""
+    _log_case(spec)
+    with watchdog():
+        return _run(spec)
+
+
+def _run(spec):
     dets, cats, (h, w) = _make(spec)
     n = spec["n"]
     with warnings.catch_warnings():
@@ -129,3 +141,4 @@ def test_fuzz_interop(spec):
             assert s is not None
             assert recs is not None or (spec["cats"] == "short_list" and n > 0)
             assert out is not None or spec["line_width"] == 0
+    return "ok:" + "".join("1" if r is not None else "0" for r in (s, kp, recs, out))
