@@ -132,3 +132,16 @@ def test_missing_pillow_names_the_extra(monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(ImportError, match=r"pip install 'hailo-decode\[pictures\]'"):
         interop.draw(np.zeros((120, 200, 3), np.uint8), _dets([], []))
+
+
+def test_labels_do_not_cover_each_other():
+    # Two boxes from the same corner: the better one's label sits above it, the other's moves
+    # below that one instead of covering it.
+    img = np.full((120, 200, 3), GREY, np.uint8)
+    d = _dets([[20, 40, 150, 110], [20, 40, 120, 100]], [0, 1], scores=[0.9, 0.5])
+    out = interop.draw(img, d, ["a", "b"], line_width=2)
+    c0, c1 = interop.class_colour(0), interop.class_colour(1)
+    above = out[24:40, 21:40]  # label 0: above the boxes, in its colour with white text
+    assert (above == c0).all(axis=2).mean() > 0.3 and (above > 150).all(axis=2).any()
+    below = out[42:54, 21:40]  # label 1: just inside the boxes, in its colour with white text
+    assert (below == c1).all(axis=2).mean() > 0.3 and (below > 150).all(axis=2).any()

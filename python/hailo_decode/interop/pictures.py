@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -96,7 +96,24 @@ def draw(image: Any, dets: Any, class_names: Optional[Sequence[str]] = None, *,
     font = _font(pil_font, max(10, round(min(h, w) / 40)))
     rboxes = _common.rboxes_pixels(dets)
     corners = _common.rbox_corners(rboxes).clip(-margin, margin) if rboxes is not None else None
-    # Worst first, so that the best detection's box and label end on top.
+    # Labels are placed best first: one that would cover a better one's label moves down (inside
+    # its box) until it does not. Boxes and labels are then drawn worst first, the best on top.
+    placed: List[Tuple[float, float, float, float]] = []
+    labels = []
+    for i in range(len(scores)):
+        x1, y1 = (float(v) for v in boxes[i, :2])
+        name = names[ids[i]] if names is not None and ids[i] < len(names) else str(int(ids[i]))
+        text = f"{name} {scores[i]:.2f}"
+        left, top, right, bottom = pen.textbbox((0, 0), text, font=font)
+        tw, th = right - left + 2 * lw, bottom - top + 2 * lw
+        ty = y1 - th if y1 - th >= 0 else y1  # above the box, or inside it at the top of the image
+        for _ in range(len(placed)):
+            hit = [p for p in placed if x1 < p[2] and p[0] < x1 + tw and ty < p[3] and p[1] < ty + th]
+            if not hit:
+                break
+            ty = max(p[3] for p in hit)
+        placed.append((x1, ty, x1 + tw, ty + th))
+        labels.append((text, x1, ty, tw, th, left, top))
     for i in reversed(range(len(scores))):
         colour = class_colour(ids[i])
         x1, y1, x2, y2 = (float(v) for v in boxes[i])
@@ -104,13 +121,10 @@ def draw(image: Any, dets: Any, class_names: Optional[Sequence[str]] = None, *,
             pen.polygon([tuple(p) for p in corners[i].tolist()], outline=colour, width=lw)
         else:
             pen.rectangle([x1, y1, max(x1, x2), max(y1, y2)], outline=colour, width=lw)
-        name = names[ids[i]] if names is not None and ids[i] < len(names) else str(int(ids[i]))
-        label = f"{name} {scores[i]:.2f}"
-        left, top, right, bottom = pen.textbbox((0, 0), label, font=font)
-        tw, th = right - left + 2 * lw, bottom - top + 2 * lw
-        ty = y1 - th if y1 - th >= 0 else y1  # above the box, or inside it at the top of the image
-        pen.rectangle([x1, ty, x1 + tw, ty + th], fill=colour)
-        pen.text((x1 + lw - left, ty + lw - top), label, fill=(255, 255, 255), font=font)
+    for i in reversed(range(len(scores))):
+        text, x1, ty, tw, th, left, top = labels[i]
+        pen.rectangle([x1, ty, x1 + tw, ty + th], fill=class_colour(ids[i]))
+        pen.text((x1 + lw - left, ty + lw - top), text, fill=(255, 255, 255), font=font)
 
     kpts = _common.keypoints_pixels(dets)
     if kpts is not None:
