@@ -13,6 +13,7 @@
 
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
+#include "hailo_decode/pack_by_score.hpp"
 #include "../src/kernels/kernels.hpp"
 
 namespace py = pybind11;
@@ -123,6 +124,23 @@ void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::a
     pack_hailo_nms_by_class(pb, ps, pc, n, num_classes, max_per_class, dst, out_n);
 }
 
+void pack_by_score(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
+                   py::array_t<int32_t, py::array::c_style> class_ids, size_t max_bboxes_total, py::array out) {
+    const size_t n = size_t(scores.size());
+    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != n || size_t(class_ids.size()) != n)
+        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
+    if (!(out.dtype().kind() == 'u' && out.dtype().itemsize() == 1) || !(out.flags() & py::array::c_style) ||
+        !out.writeable())
+        throw py::type_error("out must be a writeable, C-contiguous uint8 array");
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
+    const size_t out_n = size_t(out.size());
+    const float* pb = boxes.data();
+    const float* ps = scores.data();
+    const int32_t* pc = class_ids.data();
+    py::gil_scoped_release release;
+    pack_hailo_nms_by_score(pb, ps, pc, n, max_bboxes_total, dst, out_n);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -189,6 +207,11 @@ PYBIND11_MODULE(_core, m) {
 
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
+    m.def("pack_hailo_nms_by_score", &pack_by_score, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
+          py::arg("max_bboxes_total"), py::arg("out"),
+          "Write HAILO_NMS_BY_SCORE bytes (uint16 count, packed 22-byte records) into the uint8 array `out`.");
+    m.def("hailo_nms_by_score_bytes", &hailo_nms_by_score_bytes, py::arg("max_bboxes_total"),
+          "Bytes of a HAILO_NMS_BY_SCORE frame: 2 + 22 * max_bboxes_total.");
     m.def("simd_info", [] {
         py::dict d;
         d["active"] = kernels::active().name;
