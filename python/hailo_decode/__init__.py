@@ -5,7 +5,7 @@ from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from ._core import simd_info
-from .hef import HefError, read_hef
+from .hef import HefError, HefMismatchWarning, read_hef
 
 __version__ = "0.1.0"
 
@@ -17,6 +17,7 @@ __all__ = [
     "Detections",
     "Head",
     "HefError",
+    "HefMismatchWarning",
     "OutputInfo",
     "decode_hailo_nms",
     "hailo_nms_buffer_size",
