@@ -12,7 +12,7 @@ import pytest
 import hailo_decode as hd
 import hef_writer as w
 from hailo_decode.hef import HefMismatchWarning, bbox_only_proposals, config_from_hef, hef_mismatches, read_hef
-from hailo_decode.inspect_cmd import main as inspect_main
+from hailo_decode.cli import main as cli_main
 
 IN_THE_WILD = dict(classes=4, input_size=320)  # op image_hw stays the writer's (640, 640)
 
@@ -102,11 +102,11 @@ def test_inspect_prints_the_warning(tmp_path, capsys):
     path.write_bytes(w.yolov8_hef(1, **IN_THE_WILD))
     with warnings.catch_warnings():
         warnings.simplefilter("error", HefMismatchWarning)  # inspect prints it instead of warning
-        assert inspect_main([str(path)]) == 0
+        assert cli_main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     (msg,) = hef_mismatches(read_hef(path).network_groups[0])
     assert f"warning: {msg}" in out
-    assert inspect_main([str(path), "--json"]) == 0
+    assert cli_main(["inspect", str(path), "--json"]) == 0
     import json
     rep = json.loads(capsys.readouterr().out)
     assert rep["network_groups"][0]["mismatches"] == [msg]
@@ -131,9 +131,9 @@ def test_bbox_only_op_is_recognised():
 def test_inspect_shows_the_bbox_only_output(tmp_path, capsys):
     path = tmp_path / "bbox.hef"
     path.write_bytes(w.yolov8_hef(1, classes=4, bbox_decoding_only=True))
-    assert inspect_main([str(path)]) == 0
+    assert cli_main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "NHWC(1x8400x8)" in out and "bbox decoding only" in out and "HAILO NMS BY CLASS" not in out
     path.write_bytes(w.yolov8_hef(1, classes=4))
-    assert inspect_main([str(path)]) == 0
+    assert cli_main(["inspect", str(path)]) == 0
     assert "HAILO NMS BY SCORE, UINT8, 8802 bytes" in capsys.readouterr().out  # 2 + 22 x 4 classes x 100

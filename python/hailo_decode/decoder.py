@@ -3,13 +3,15 @@ place (no copies) with the GIL released."""
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Tuple, Union
+from typing import List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
 from . import _core
+from ._entry_points import lookup
 from .config import DecoderConfig, OutputInfo
 from .detections import Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .diagnostics import diagnose_outputs
 
 __all__ = ["Decoder"]
 
@@ -28,7 +30,7 @@ def _tensor_spec(o: OutputInfo) -> "_core.TensorSpec":
     # only raw device buffers keep their order's addressing.
     t.order = _CORE_ORDER[o.order] if (o.device or o.order == "NCHW") else _core.Order.NHWC
     t.height, t.width, t.channels = o.shape
-    hp, wp, cp = o.padded_shape
+    hp, wp, cp = o.memory_shape
     if o.order == "NCHW" and not o.device:
         hp, wp, cp = o.shape
     t.padded_height, t.padded_width, t.padded_channels = hp, wp, cp
@@ -45,7 +47,8 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     heads = []
     for h in cfg.heads:
         hs = _core.HeadSpec()
-        hs.box_output, hs.cls_output, hs.stride = index[h.box], index[h.cls], int(h.stride)
+        hs.box_output, hs.cls_output = index[h.box], index[h.cls]
+        hs.stride = int(cast(int, h.stride))  # DecoderConfig resolved every head's stride
         heads.append(hs)
     c.heads = heads
     c.num_classes = cfg.num_classes
@@ -197,26 +200,20 @@ class Decoder:
         flat[len(frames) * size:] = 0
         return out
 
-    # -- HailoRT integration (hailo_decode.hailort imports hailo_platform lazily) -----------
+    # -- HailoRT integration: hailo_decode.hailort binds these (it imports hailo_platform lazily) --
     def decode_vstreams(self, output_vstreams) -> Detections:
         """Receive one frame from each OutputVStream (recv()) and decode it."""
-        from .hailort import decode_vstreams
-
-        return decode_vstreams(self, output_vstreams)
+        return lookup("decoder.decode_vstreams")(self, output_vstreams)
 
     def make_bindings(self, configured_infer_model, **kwargs):
         """Allocate each output array once and bind it to an InferModel; the returned object's
         decode() reads those arrays in place after run / run_async (hailort.make_bindings)."""
-        from .hailort import make_bindings
-
-        return make_bindings(self, configured_infer_model, **kwargs)
+        return lookup("decoder.make_bindings")(self, configured_infer_model, **kwargs)
 
     def diagnose(self, raw: Frames) -> List[dict]:
         """Per output: share of values pinned at the quantized minimum and maximum, the dequantized
         range, and for class outputs the score range after activation, with plain-words warnings
         (for example class scores saturating at 1.0)."""
-        from .inspect_cmd import diagnose_outputs
-
         return diagnose_outputs(self.config, raw)
 
     def __repr__(self) -> str:

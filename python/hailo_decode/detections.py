@@ -5,7 +5,7 @@ and the flat float32 HAILO_NMS_BY_CLASS buffer."""
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -44,7 +44,7 @@ def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[T
         return boxes
     if src.split("_")[1] != dst.split("_")[1] and image_size is None:
         raise ValueError(f"converting boxes from {src} to {dst} needs image_size")
-    out = boxes.astype(np.float32, copy=True)
+    out: np.ndarray = boxes.astype(np.float32, copy=True)
     if src.startswith("yxyx"):
         out = out[:, [1, 0, 3, 2]]  # to xyxy
     if src.endswith("normalized") and dst.endswith("pixels"):
@@ -271,8 +271,8 @@ def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_
     if a.dtype.kind != "f":
         raise TypeError(f"HailoRT NMS output must be float32, got {a.dtype}")
     if a.ndim in (2, 4):  # a batch of flat buffers or of tf arrays
-        return [decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class, image_size=image_size,
-                                 box_format=box_format) for f in a]
+        return [cast(Detections, decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class,
+                                                  image_size=image_size, box_format=box_format)) for f in a]
     if a.ndim == 3:
         nc, five, mpc = a.shape
         if five != _BBOX_PARAMS:

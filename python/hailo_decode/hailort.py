@@ -24,10 +24,11 @@ import importlib.util
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
+from ._entry_points import bind
 from .config import DecoderConfig, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms
@@ -279,6 +280,8 @@ def _output_info(o: _Out) -> OutputInfo:
                         f"INVALID_QUANT_INFO) and pyhailort's vstream infos do not list the per-channel values; "
                         f"pass the InferModel (its output(name).quant_infos has them), request FLOAT32 outputs, "
                         f"or give hef_path= (needs hailo_decode.hef)")
+    zp: Union[float, Tuple[float, ...]]
+    scale: Union[float, Tuple[float, ...]]
     if len(quants) == 1:
         zp, scale = quants[0]
     elif len(quants) == c:
@@ -289,7 +292,7 @@ def _output_info(o: _Out) -> OutputInfo:
             zp, scale = tuple(zps), tuple(scales)
     else:
         raise ValueError(f"output {o.name!r}: {len(quants)} quant infos for {c} channels")
-    if np.ndim(scale) == 0 and not (scale > 0 and math.isfinite(scale)):
+    if isinstance(scale, float) and not (scale > 0 and math.isfinite(scale)):
         raise _NeedsHef(f"output {o.name!r}: quant_info qp_scale is {scale} (invalid); pass the InferModel or "
                         f"hef_path= (needs hailo_decode.hef)")
     return OutputInfo(o.name, o.shape, dtype, o.order, zp=zp, scale=scale, **kw)
@@ -452,7 +455,9 @@ def decode_vstreams(decoder: Optional[Decoder], output_vstreams: Any) -> Detecti
         if order not in _NMS_BY_CLASS:
             raise ValueError(f"vstream {v.name!r} delivers {order}; only HAILO_NMS_BY_CLASS is supported")
         ns = v.info.nms_shape
-        return _nms_detections(v.recv(), decoder, int(ns.number_of_classes), int(ns.max_bboxes_per_class))
+        # one frame (recv() has no batch axis), so one Detections
+        return cast(Detections, _nms_detections(v.recv(), decoder, int(ns.number_of_classes),
+                                                int(ns.max_bboxes_per_class)))
     if decoder is None:
         raise ValueError(f"vstreams {sorted(by_name)} are raw outputs: pass a Decoder "
                          f"(Decoder(config_from_hailo(network_group, output_params=...)))")
@@ -627,3 +632,10 @@ def make_bindings(decoder: Optional[Decoder], configured_infer_model: Any, *, in
         frames = {o.name: _decode_view(o, buffers[o.name], batch_size is not None) for o in cfg.outputs}
     bindings = all_bindings[0] if batch_size is None else all_bindings
     return HailoBindings(configured_infer_model, bindings, buffers, decoder, frames, nms, batch_size)
+
+
+# The entry points on the lower floors (DecoderConfig.from_hailo, Decoder.decode_vstreams and
+# Decoder.make_bindings) call these; config and decoder do not import this module.
+bind("config.from_hailo", config_from_hailo)
+bind("decoder.decode_vstreams", decode_vstreams)
+bind("decoder.make_bindings", make_bindings)

@@ -30,10 +30,10 @@ import struct
 import warnings
 import zlib
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-if TYPE_CHECKING:  # config imports nothing from here; imported lazily to keep `hef` importable alone
-    from .config import DecoderConfig, OutputInfo
+from ._entry_points import bind
+from .config import DecoderConfig, Head, OutputInfo
 
 __all__ = [
     "HefError", "HefMismatchWarning", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
@@ -128,6 +128,7 @@ class _Msg:
             num, wt = key >> 3, key & 7
             if num == 0:
                 raise HefError(f"corrupt protobuf in {path} at file offset {base + at}: field number 0")
+            val: Any
             if wt == 0:
                 val, pos = _varint(data, pos, end, path, base)
             elif wt == 2:
@@ -212,6 +213,13 @@ class _Msg:
         s, e = v[-1][1]
         return _Msg(self._d, s, e, f"{self.path}.{name}", self.depth + 1, wanted, self._base)
 
+    def need(self, num: int, name: str, wanted: Mapping[int, Tuple[int, ...]]) -> "_Msg":
+        """msg() where the caller has checked has(num): present, or a HefError naming the field."""
+        m = self.msg(num, name, wanted)
+        if m is None:
+            raise HefError(f"{self.path}: field {num} ({name}) is missing")
+        return m
+
     def msgs(self, num: int, name: str, wanted: Mapping[int, Tuple[int, ...]]) -> List["_Msg"]:
         return [_Msg(self._d, val[0], val[1], f"{self.path}.{name}[{i}]", self.depth + 1, wanted, self._base)
                 for i, (_, val) in enumerate(self._f.get(num, ()))]
@@ -243,8 +251,10 @@ _NETWORK_GROUP = {1: _LEN, 3: _LEN, 4: _LEN, 6: _LEN, 7: _LEN, 8: _LEN, 9: _LEN,
 #   partial_network_groups 7, ops 8, pad_edges 9, network_group_name 10, network_group_index 11
 _NG_METADATA = {1: _LEN, 2: _U, 3: _U}                    # ProtoHEFNetworkGroupMetadata: name, index, transposed_net
 _PARTIAL_NG = {1: _LEN}                                   # ProtoHEFPartialNetworkGroup: network_group
-_OP = {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN, 5: _LEN, 6: _LEN}  # ProtoHEFOp: name, input_pads, output_pads, core_op, nms_op, logits_op
-_CORE_OP = {1: _LEN, 3: _LEN, 4: _LEN, 6: _LEN, 7: _LEN}  # ProtoHEFCoreOp: metadata, contexts, sorted_outputs_order, networks_names, partial_core_ops
+# ProtoHEFOp: name, input_pads, output_pads, core_op, nms_op, logits_op
+_OP = {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN, 5: _LEN, 6: _LEN}
+# ProtoHEFCoreOp: metadata, contexts, sorted_outputs_order, networks_names, partial_core_ops
+_CORE_OP = {1: _LEN, 3: _LEN, 4: _LEN, 6: _LEN, 7: _LEN}
 _PARTIAL_CORE_OP = {1: _LEN}                              # ProtoHEFPartialCoreOp: core_op
 _PAD = {1: _U, 2: _LEN}                                   # ProtoHEFPad: index, name
 _PAD_EDGE = {1: _U, 2: _U}                                # ProtoHEFPadEdge: src, dst
@@ -252,7 +262,8 @@ _NMS_OP = {1: _F64, 2: _F64, 3: _U, 4: _U, 5: _U, 6: _U, 13: _U,
            7: _LEN, 8: _LEN, 9: _LEN, 10: _LEN, 11: _LEN, 12: _LEN}
 #   ProtoHEFNmsOp: nms_score_th 1, nms_iou_th 2, max_proposals_per_class 3, classes 4, background_removal 5,
 #   background_removal_index 6, bbox_decoding_only 13, oneof yolo 7 / yolox 8 / ssd 9 / iou 10 / yolo_seg 11 / yolov8 12
-_YOLOV8_OP = {1: _F64, 2: _F64, 3: _U, 4: _LEN, 5: _U}    # image_height, image_width, input_division_factor, bbox_decoders, regression_length
+# ProtoHEFYolov8NmsOp: image_height, image_width, input_division_factor, bbox_decoders, regression_length
+_YOLOV8_OP = {1: _F64, 2: _F64, 3: _U, 4: _LEN, 5: _U}
 _YOLOV8_DECODER = {1: _U, 2: _U, 3: _U}                   # stride, reg_pad_index, cls_pad_index
 _IMAGE_DIMS = {1: _F64, 2: _F64}                          # image_height/width of the other NMS kinds
 _LOGITS_OP = {1: _U}                                      # ProtoHEFLogitsOp: logits_type (0 argmax, 1 softmax)
@@ -263,8 +274,10 @@ _EDGE_LAYER = {1: _U, 2: _U, 3: _LEN, 4: _LEN, 5: _LEN, 6: _U, 7: _U, 8: _LEN}
 #   network_index 6, pad_index 7 (optional), layer_planes 8
 _CS_INFO = {3: _U}                                        # ProtoHEFContextSwitchInformation: edge_connection_type
 _LAYER_INFO = {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN, 5: _LEN, 6: _U}
-#   ProtoHEFEdgeLayerInfo: name 1, edge_layer_base 2, numeric_info 3, hn_output_layer_name 4, original_names 5, transposed 6
-_LAYER_MUX = {1: _LEN, 2: _LEN, 5: _LEN, 6: _LEN}         # ProtoHEFEdgeLayerMux: name, edge_layer_base, predecessors, original_names
+#   ProtoHEFEdgeLayerInfo: name 1, edge_layer_base 2, numeric_info 3, hn_output_layer_name 4, original_names 5,
+#   transposed 6
+# ProtoHEFEdgeLayerMux: name, edge_layer_base, predecessors, original_names
+_LAYER_MUX = {1: _LEN, 2: _LEN, 5: _LEN, 6: _LEN}
 _HEF_EDGE = {1: _LEN, 2: _LEN, 3: _LEN}                   # ProtoHefEdge: layer_info, layer_mux, layer_planes
 _LAYER_PLANES = {1: _LEN, 2: _U, 3: _LEN, 4: _U, 5: _U, 6: _U}  # name, planes_format, planes, height, width, features
 _LAYER_BASE = {1: _U, 2: _U, 3: _U, 4: _U, 5: _U, 6: _U, 7: _U, 8: _U, 10: _U, 11: _LEN, 12: _U, 15: _U}
@@ -585,7 +598,7 @@ def read_hef(source: Union[str, os.PathLike, bytes, bytearray, memoryview, Binar
         proto = data[header.header_size:header.header_size + header.proto_size]
         return _finish(header, ok, proto, path)
     if hasattr(source, "read") and hasattr(source, "seek"):
-        return _read_file(source, getattr(source, "name", None), verify_checksum)  # type: ignore[arg-type]
+        return _read_file(source, getattr(source, "name", None), verify_checksum)
     raise TypeError(f"read_hef needs a path, bytes or a binary file, got {type(source).__name__}")
 
 
@@ -651,7 +664,7 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
     core_op = next((op for op in ops if op.has(4)), None)
     partial = False
     if core_op is not None:  # ProtoHEFCoreOp, partial_core_ops 7 -> ProtoHEFPartialCoreOp.core_op 1
-        holder = core_op.msg(4, "core_op", _CORE_OP)
+        holder = core_op.need(4, "core_op", _CORE_OP)
         partials = ("partial_core_ops", _PARTIAL_CORE_OP, "core_op", _CORE_OP)
     else:  # legacy: partial_network_groups 7 -> ProtoHEFPartialNetworkGroup.network_group 1
         holder = g
@@ -659,7 +672,7 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
     if features.multi_layout or not holder.has(3):
         parts = holder.msgs(7, partials[0], partials[1])
         if parts and parts[0].has(1):
-            holder = parts[0].msg(1, partials[2], partials[3])
+            holder = parts[0].need(1, partials[2], partials[3])
             partial = True
     meta = holder.msg(1, "network_group_metadata", _NG_METADATA)
     own_meta = g.msg(1, "network_group_metadata", _NG_METADATA) if holder is not g else meta
@@ -719,11 +732,11 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
         out_name = out_pads[0].text(2) if out_pads else ""
         in_pads = tuple(p.u32(1) for p in op.msgs(2, "input_pads", _PAD))
         if op.has(5):
-            n = op.msg(5, "nms_op", _NMS_OP)
+            n = op.need(5, "nms_op", _NMS_OP)
             kind = next((k for num, k in sorted(_NMS_KINDS.items()) if n.has(num)), "nms")
             pp_ops.append(HefPostProcessOp(op_name, kind, out_name, in_pads))
             if kind == "yolov8" and nms is None:
-                y = n.msg(12, "yolov8_nms_op", _YOLOV8_OP)
+                y = n.need(12, "yolov8_nms_op", _YOLOV8_OP)
                 decs = []
                 for d in y.msgs(4, "bbox_decoders", _YOLOV8_DECODER):
                     decs.append(HefBboxDecoder(stride=d.u32(1), reg_pad_index=d.u32(2), cls_pad_index=d.u32(3),
@@ -734,7 +747,7 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
                                input_division_factor=y.u32(3), background_removal=n.flag(5),
                                background_removal_index=n.u32(6), bbox_decoding_only=n.flag(13), output_name=out_name)
         elif op.has(6):
-            lt = op.msg(6, "logits_op", _LOGITS_OP).u32(1)
+            lt = op.need(6, "logits_op", _LOGITS_OP).u32(1)
             pp_ops.append(HefPostProcessOp(op_name, {0: "argmax", 1: "softmax"}.get(lt, "logits"), out_name, in_pads))
     return HefNetworkGroup(name=name, index=g.u32(11) if g.has(11) else (meta.u32(2) if meta else i),
                            networks=networks, contexts=len(contexts), inputs=tuple(inputs), outputs=tuple(outputs),
@@ -744,21 +757,21 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
 def _edge_layers(e: _Msg, direction: str, pad: Optional[int], cidx: int, net_idx: int, transposed_net: bool,
                  features: _Features) -> List[HefLayer]:
     if e.has(3):
-        info = e.msg(3, "layer_info", _LAYER_INFO)
+        info = e.need(3, "layer_info", _LAYER_INFO)
         return [_layer(info, direction, pad, cidx, net_idx, transposed_net, features, None, True)]
     if e.has(4):
-        mux = e.msg(4, "layer_mux", _LAYER_MUX)
+        mux = e.need(4, "layer_mux", _LAYER_MUX)
         out: List[HefLayer] = []
         _mux_leaves(mux, direction, cidx, net_idx, transposed_net, features, out)
         return out
     if e.has(8):
-        planes = e.msg(8, "layer_planes", _LAYER_PLANES)
+        planes = e.need(8, "layer_planes", _LAYER_PLANES)
         fmt = _PLANES_FORMATS.get(planes.u32(2), f"PLANES_{planes.u32(2)}")
         shape = (planes.u32(4), planes.u32(5), planes.u32(6))
         first = next(iter(planes.msgs(3, "planes", _HEF_EDGE)), None)
         ref = None
         if first is not None and first.has(1):
-            ref = _layer(first.msg(1, "layer_info", _LAYER_INFO), direction, None, cidx, net_idx, transposed_net,
+            ref = _layer(first.need(1, "layer_info", _LAYER_INFO), direction, None, cidx, net_idx, transposed_net,
                          features, None, False)
         return [HefLayer(name=planes.text(1), direction=direction, shape=shape, padded_shape=shape, hw_shape=shape,
                          format_code=-1, device_order=fmt, host_order=fmt,
@@ -774,10 +787,10 @@ def _mux_leaves(mux: _Msg, direction: str, cidx: int, net_idx: int, transposed_n
     parent = mux.text(1)
     for p in mux.msgs(5, "predecessors", _HEF_EDGE):
         if p.has(1):
-            out.append(_layer(p.msg(1, "layer_info", _LAYER_INFO), direction, None, cidx, net_idx, transposed_net,
+            out.append(_layer(p.need(1, "layer_info", _LAYER_INFO), direction, None, cidx, net_idx, transposed_net,
                               features, parent, False))
         elif p.has(2):  # nested mux; depth is capped by _Msg
-            _mux_leaves(p.msg(2, "layer_mux", _LAYER_MUX), direction, cidx, net_idx, transposed_net, features, out)
+            _mux_leaves(p.need(2, "layer_mux", _LAYER_MUX), direction, cidx, net_idx, transposed_net, features, out)
 
 
 def _layer(info: _Msg, direction: str, pad: Optional[int], cidx: int, net_idx: int, transposed_net: bool,
@@ -848,7 +861,6 @@ def decoder_outputs(ng: HefNetworkGroup, names: Optional[Sequence[str]] = None, 
 
     Host buffers (default): what a vstream hands out: host order, logical shape, dense.
     device_buffers=True: raw device buffers in the device order with the stream's hw_shape."""
-    from .config import OutputInfo
 
     layers = ng.outputs if names is None else [ng.output(n) for n in names]
     infos = []
@@ -1036,7 +1048,6 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     that zero thresholds in it (HailoRT never reads them there) leave the preset's.
 
     Raises HefError for an unreadable file, ValueError when no YOLOv8 decoder fits the outputs."""
-    from .config import DecoderConfig, Head
 
     info = source if isinstance(source, HefInfo) else read_hef(source)
     try:
@@ -1100,3 +1111,6 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         raise ValueError(f"NMS op {nms.name!r} says {nms.classes} classes, class outputs have {config.num_classes} "
                          f"channels")
     return config
+
+
+bind("config.from_hef", config_from_hef)  # DecoderConfig.from_hef (config imports nothing above it)
