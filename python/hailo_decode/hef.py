@@ -38,7 +38,7 @@ from .config import DecoderConfig, Head, OutputInfo
 __all__ = [
     "HefError", "HefMismatchWarning", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
     "HefInfo", "read_hef", "config_from_hef", "decoder_outputs", "infer_class_activation", "class_range",
-    "FORMAT_CODES", "HOST_ORDER", "hef_mismatches", "bbox_only_proposals",
+    "FORMAT_CODES", "HOST_ORDER", "hef_mismatches", "bbox_only_proposals", "HefNmsOutput", "hef_nms_output",
 ]
 
 
@@ -1024,6 +1024,77 @@ def bbox_only_proposals(ng: HefNetworkGroup) -> int:
             gh, gw = ng.output(layer).shape[:2]
             total += int(gh) * int(gw)
     return total // 2
+
+
+@dataclass(frozen=True)
+class HefNmsOutput:
+    """What a HEF's YOLOv8 NMS op hands the host, with what reading it needs.
+
+    form: "by_class" (the NMS op: HAILO_NMS_BY_CLASS by default, HAILO_NMS_BY_SCORE when asked
+    for, so `formats` lists both) or "bbox_only" (the yolov8_bbox_only op: boxes and scores of
+    `proposals` rows, no NMS). max_bboxes_total: HAILO_NMS_BY_SCORE's default (classes x
+    max_per_class). Thresholds are HailoRT's float32 values, None where a bbox-only op leaves
+    them unset. image_size: the op's, by which HailoRT normalizes the boxes."""
+
+    name: str
+    form: str
+    num_classes: int
+    max_per_class: int
+    max_bboxes_total: int
+    score_threshold: Optional[float]
+    iou_threshold: Optional[float]
+    image_size: Optional[Tuple[int, int]]
+    proposals: Optional[int] = None
+
+    @property
+    def formats(self) -> Tuple[str, ...]:
+        return ("bbox_only",) if self.form == "bbox_only" else ("by_class", "by_score")
+
+    def decode(self, output: Any, *, format: Optional[str] = None, **kwargs: Any) -> Any:  # noqa: A002
+        """decode_hailo_nms with this op's classes, caps, image size and (bbox-only) thresholds;
+        format: one of `formats` (default: `form`). Keywords override."""
+        from .detections import decode_hailo_nms
+
+        fmt = self.form if format is None else format
+        if fmt not in self.formats:
+            raise ValueError(f"NMS op {self.name!r} outputs {' or '.join(self.formats)}, not {fmt!r}")
+        kw: Dict[str, Any] = dict(num_classes=self.num_classes, image_size=self.image_size)
+        if fmt == "bbox_only":
+            kw["max_per_class"] = self.max_per_class
+            if self.score_threshold is not None:
+                kw["score_threshold"] = self.score_threshold
+            if self.iou_threshold is not None:
+                kw["iou_threshold"] = self.iou_threshold
+        else:
+            kw["max_per_class"] = self.max_per_class
+            if fmt == "by_score":
+                kw["max_bboxes_total"] = self.max_bboxes_total
+        kw.update(kwargs)
+        return decode_hailo_nms(output, format=fmt, **kw)
+
+
+def hef_nms_output(source: Union[str, os.PathLike, bytes, HefInfo],
+                   network_group: Union[None, int, str] = None) -> HefNmsOutput:
+    """The YOLOv8 NMS op's output of a HEF (see HefNmsOutput): which form the op holds (the
+    HEF's bbox_decoding_only field), its classes, caps, thresholds and image size.
+    ValueError when the network group has no such op."""
+    info = source if isinstance(source, HefInfo) else read_hef(source)
+    try:
+        ng = info.network_group(network_group)
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+    nms = ng.nms
+    if nms is None:
+        raise ValueError(f"network group {ng.name!r} has no YOLOv8 NMS op: its outputs are raw heads (use a Decoder)")
+    mpc = int(nms.max_proposals_per_class) or 100
+    classes = int(nms.classes)
+    bbox_only = nms.bbox_decoding_only
+    return HefNmsOutput(
+        name=nms.output_name or nms.name, form=nms.output_form, num_classes=classes, max_per_class=mpc,
+        max_bboxes_total=classes * mpc,
+        score_threshold=None if bbox_only and nms.score_threshold <= 0 else _f32(nms.score_threshold),
+        iou_threshold=None if bbox_only and nms.iou_threshold <= 0 else _f32(nms.iou_threshold),
+        image_size=_op_image_size(nms), proposals=bbox_only_proposals(ng) if bbox_only else None)
 
 
 def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_group: Union[None, int, str] = None, *,
