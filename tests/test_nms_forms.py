@@ -55,6 +55,7 @@ def test_by_score_reads_a_buffer_built_from_the_header():
     np.testing.assert_array_equal(from_objs.boxes, det.boxes)
     assert from_objs.class_ids.tolist() == [3, 300, 0]
     assert len(hd.decode_hailo_nms([objs, objs[:1]], format="by_score")[1]) == 1
+    assert len(hd.decode_hailo_nms(objs, format="by_score", max_bboxes_total=1)) == 1  # found by the fuzzer
     with pytest.raises(ValueError, match="class id 300"):
         hd.decode_hailo_nms(buf, format="by_score", num_classes=80)
 

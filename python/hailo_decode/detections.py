@@ -207,7 +207,9 @@ def _by_score(output: Any, num_classes: Optional[int], max_per_class: Optional[i
         if output and all(isinstance(f, (list, tuple, np.ndarray, bytes, bytearray, memoryview)) for f in output):
             return [cast(Detections, _by_score(f, num_classes, max_per_class, max_bboxes_total, image_size, box_format))
                     for f in output]
-        return frame(by_score.objects_to_arrays(output, num_classes))
+        b, sc, c = by_score.objects_to_arrays(output, num_classes)
+        n = len(sc) if max_bboxes_total is None else min(len(sc), max_bboxes_total)
+        return frame((b[:n], sc[:n], c[:n]))
     if not isinstance(output, np.ndarray):
         raise TypeError(f"HAILO_NMS_BY_SCORE output must be a uint8 ndarray, bytes or pyhailort's list of "
                         f"Detection objects, got {type(output).__name__}")
