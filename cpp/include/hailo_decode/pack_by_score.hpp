@@ -5,10 +5,10 @@
 // (HailoRTCommon::get_nms_by_score_host_frame_size). Values are stored in the host's byte order,
 // as HailoRT stores them (little-endian on every host it runs on).
 //
-// Where we differ from HailoRT 4.23: its writer (NmsPostProcessOp::fill_nms_by_score_format_buffer)
-// stops only once its count exceeds max_bboxes_total, so with more survivors than that it writes
-// max_bboxes_total + 1 records and a count of max_bboxes_total + 1, the last record past the end
-// of its buffer. Ours writes at most max_bboxes_total records and a count that says so: every
+// Where we differ from HailoRT (4.23; the same loop read in 4.21 and 5.1): its writer
+// (NmsPostProcessOp::fill_nms_by_score_format_buffer) stops only once its count exceeds
+// max_bboxes_total, so with more survivors than that it writes max_bboxes_total + 1 records and a
+// count of max_bboxes_total + 1, the last record past the end of its buffer. Ours writes at most max_bboxes_total records and a count that says so: every
 // byte stays inside the caller's buffer.
 #pragma once
 

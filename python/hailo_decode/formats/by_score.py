@@ -8,7 +8,8 @@ for the InferModel API (vstreams refuse the order), as FormatType.UINT8, in the 
 Detection objects (y_min, x_min, y_max, x_max, score, class_id), get_buffer(tf_format=None) hands
 out the bytes.
 
-HailoRT 4.23's writer stops only once its count exceeds max_bboxes_total: with more survivors it
+HailoRT's writer (NmsPostProcessOp::fill_nms_by_score_format_buffer, the same loop in 4.21 and
+5.1, and in 4.23 by hailort-facts.md) stops only once its count exceeds max_bboxes_total: with more survivors it
 writes max_bboxes_total + 1 records, the last one past the end of the frame, and a count of
 max_bboxes_total + 1. `read` takes such a frame as what it holds (the records that fit) and never
 follows a count past the buffer; `pack` writes at most max_bboxes_total records."""
@@ -56,7 +57,7 @@ def as_bytes(buffer: Union[np.ndarray, bytes, bytearray, memoryview]) -> np.ndar
         raise TypeError(f"a HAILO_NMS_BY_SCORE frame must be a uint8 ndarray or bytes, got {type(buffer).__name__}")
     if buffer.dtype != np.uint8:
         raise TypeError(f"a HAILO_NMS_BY_SCORE frame must be uint8 (HailoRT writes it as FormatType.UINT8), got "
-                        f"{buffer.dtype}")
+                        f"{buffer.dtype}; if the array holds the frame's bytes, pass array.view(numpy.uint8)")
     return np.ascontiguousarray(buffer).reshape(-1)
 
 
