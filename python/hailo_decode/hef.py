@@ -954,12 +954,13 @@ def _op_heads(ng: HefNetworkGroup) -> List[Tuple[int, Tuple[int, int]]]:
     return out
 
 
-def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_given: bool = False) -> List[str]:
+def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_given: bool = False,
+                   heads_given: bool = False) -> List[str]:
     """Where the network group's YOLOv8 NMS op, its input, the op's strides and the output grids
     disagree about the image, each in plain words: the sizes involved, what HailoRT does with
     them, what hailo-decode does under `semantics`, and the fix. Empty when they agree (or the
-    HEF has no such op). image_size_given: the caller passes image_size=, so the op's and the
-    input's sizes disagreeing needs no word (the strides still do)."""
+    HEF has no such op). image_size_given / heads_given: the caller passes image_size= / heads=,
+    so the op's size / strides disagreeing need no word."""
     nms = ng.nms
     if nms is None or not nms.bbox_decoders:
         return []
@@ -968,7 +969,7 @@ def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_g
     out: List[str] = []
     extents = [(st * gh, st * gw) for st, (gh, gw) in heads]
     parts = ", ".join(f"stride {st} x grid {_wxh(g)} = {_wxh(e)}" for (st, g), e in zip(heads, extents))
-    if len(set(extents)) > 1:
+    if len(set(extents)) > 1 and not heads_given:
         fix = ""
         if inp is not None and all(inp[0] % g[0] == 0 and inp[0] // g[0] == inp[1] // g[1] and inp[1] % g[1] == 0
                                    for _, g in heads):
@@ -1000,8 +1001,10 @@ def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_g
             out.append(f"{head} The {semantics} preset uses the input's {_wxh(inp)}; pass image_size=({op[0]}, "
                        f"{op[1]}) for HailoRT's normalization.")
     ref, what = (inp, f"the input {ng.inputs[0].name!r}") if inp is not None else (op, f"NMS op {nms.name!r}")
-    if grid_size is not None and ref is not None and grid_size != ref and not (op is not None and inp is not None
-                                                                                and op != inp and grid_size == op):
+    if len(set(extents)) > 1:
+        return out
+    if (grid_size is not None and ref is not None and grid_size != ref and not heads_given
+            and not (op is not None and inp is not None and op != inp and grid_size == op)):
         out.append(f"NMS op {nms.name!r}: its strides x the output grids give {_wxh(grid_size)} ({parts}), but "
                    f"{what} is {_wxh(ref)}. HailoRT places box centres at (cell + 0.5) x stride with the op's "
                    f"strides, and so does hailo-decode; if the strides are wrong, pass heads=[Head(box, cls, "
@@ -1154,7 +1157,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             kw["image_size"] = op_size
         elif input_size is not None:
             kw["image_size"] = input_size
-        for message in hef_mismatches(ng, semantics, image_size_given="image_size" in settings):
+        for message in hef_mismatches(ng, semantics, image_size_given="image_size" in settings,
+                                      heads_given="heads" in settings):
             warnings.warn(message, HefMismatchWarning, stacklevel=2)
     if "heads" in settings:
         heads = settings.pop("heads")
