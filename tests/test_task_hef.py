@@ -13,14 +13,19 @@ from hailo_decode.cli.inspect import format_report, inspect_report
 from hailo_decode.hef import read_hef
 
 
-def _pose_hef() -> bytes:
+def _pose_hef(extra_channels: int = 51, onnx_names: bool = False) -> bytes:
+    """Nine outputs (box, class, keypoints or angle per stride), no NMS op; onnx_names: each layer
+    carries its Ultralytics ONNX node name as its original name, as the DFC keeps them."""
     layers = [w.Layer("pose/input_layer1", (640, 640, 3), "NHWC", output=False, limvals=(0.0, 255.0))]
     pad = 10
-    for g in (80, 40, 20):
+    for i, g in enumerate((80, 40, 20)):
+        names = [[f"/model.23/cv{k}.{i}/cv{k}.{i}.2/Conv"] if onnx_names else [] for k in (2, 3, 4)]
         layers += [
-            w.Layer(f"pose/conv_box{g}", (g, g, 64), "FCR", zp=90.0, scale=0.08, pad_index=pad),
-            w.Layer(f"pose/conv_cls{g}", (g, g, 1), "NHCW", padded=(g, g + 8, 1), zp=128.0, scale=0.05, pad_index=pad + 1),
-            w.Layer(f"pose/conv_kpt{g}", (g, g, 51), "F8CR", padded=(g, g, 56), zp=120.0, scale=0.04, pad_index=pad + 2),
+            w.Layer(f"pose/conv_box{g}", (g, g, 64), "FCR", zp=90.0, scale=0.08, pad_index=pad, original_names=names[0]),
+            w.Layer(f"pose/conv_cls{g}", (g, g, 1), "NHCW", padded=(g, g + 8, 1), zp=128.0, scale=0.05, pad_index=pad + 1,
+                    original_names=names[1]),
+            w.Layer(f"pose/conv_kpt{g}", (g, g, extra_channels), "F8CR", padded=(g, g, -(-extra_channels // 8) * 8),
+                    zp=120.0, scale=0.04, pad_index=pad + 2, original_names=names[2]),
         ]
         pad += 3
     ng = w.network_group("pose", layers, sorted_outputs=[la.name for la in layers if la.output][::-1])
@@ -63,3 +68,21 @@ def test_inspect_shows_the_task():
     assert "kpt pose/conv_kpt80" in text
     no_task = format_report(inspect_report(info))
     assert "ambiguous" in no_task
+
+
+def test_original_layer_names_settle_the_pairing():
+    """Ultralytics' head convs keep their ONNX names (cv2 box, cv3 class, cv4 keypoints or angle)
+    as the HEF's original layer names: those pair the outputs where the shapes cannot (1 class and
+    51 channels: pose or a 51-class OBB; 1 class and 1 angle channel: which is which)."""
+    pose = hd.DecoderConfig.from_hef(_pose_hef(onnx_names=True))
+    assert pose.task == "pose" and pose.num_keypoints == 17
+    assert [(h.box, h.cls, h.kpt) for h in pose.heads] == [
+        (f"pose/conv_box{g}", f"pose/conv_cls{g}", f"pose/conv_kpt{g}") for g in (80, 40, 20)]
+    obb = hd.DecoderConfig.from_hef(_pose_hef(extra_channels=1, onnx_names=True))
+    assert obb.task == "obb" and obb.num_classes == 1
+    assert [h.angle for h in obb.heads] == [f"pose/conv_kpt{g}" for g in (80, 40, 20)]
+    with pytest.raises(ValueError, match="ambiguous"):  # the same file without the names
+        hd.DecoderConfig.from_hef(_pose_hef(extra_channels=1))
+    # a task given that the names contradict is refused, naming both
+    with pytest.raises(ValueError, match="task='obb' needs an angle output"):
+        hd.DecoderConfig.from_hef(_pose_hef(onnx_names=True), task="obb")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import struct
 import warnings
 import zlib
@@ -1100,6 +1101,44 @@ def hef_nms_output(source: Union[str, os.PathLike, bytes, HefInfo],
         image_size=_op_image_size(nms), proposals=bbox_only_proposals(ng) if bbox_only else None)
 
 
+# The last convolutions of an Ultralytics Detect/Pose/OBB head, as their ONNX names carry them
+# into a HEF's original layer names: "/model.22/cv2.0/cv2.0.2/Conv" (box of head 0), cv3 (class),
+# cv4 (keypoints for Pose, angle for OBB).
+_ULTRALYTICS_HEAD_CONV = re.compile(r"(?:^|/)(cv[234])\.(\d+)(?:/|\.|$)")
+_ROLE = {"cv2": "box", "cv3": "cls", "cv4": "extra"}
+
+
+def heads_from_original_names(ng: "HefNetworkGroup") -> Optional[List[Head]]:
+    """Heads of box, class and keypoint or angle outputs from their original (ONNX) layer names,
+    where every output has one Ultralytics head-conv name (cv2/cv3/cv4 and the head index) and each
+    head index has one box and one class output and at most one third; None otherwise (then the
+    shapes are paired). The third is an angle output when it has 1 channel, keypoints otherwise."""
+    found: Dict[Tuple[int, str], str] = {}
+    for o in ng.outputs:
+        hits = {(int(m.group(2)), _ROLE[m.group(1)]) for n in o.original_names for m in [_ULTRALYTICS_HEAD_CONV.search(n)] if m}
+        if len(hits) != 1:
+            return None
+        (key,) = hits
+        if key in found:
+            return None
+        found[key] = o.name
+    indices = sorted({i for i, _ in found})
+    if not indices or indices != list(range(len(indices))):
+        return None
+    heads = []
+    for i in indices:
+        if (i, "box") not in found or (i, "cls") not in found:
+            return None
+        extra = found.get((i, "extra"))
+        kw = {}
+        if extra is not None:
+            kw = {"angle": extra} if ng.output(extra).shape[2] == 1 else {"kpt": extra}
+        heads.append(Head(found[(i, "box")], found[(i, "cls")], **kw))
+    if len({(h.kpt is None, h.angle is None) for h in heads}) != 1:
+        return None  # every head the same kind
+    return heads
+
+
 def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_group: Union[None, int, str] = None, *,
                     device_buffers: bool = False, **settings: Any) -> "DecoderConfig":
     """A DecoderConfig for a HEF's raw YOLOv8 outputs.
@@ -1173,6 +1212,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             names = [n for n in known if n in wanted]
     if nms is None and "image_size" not in settings and len(ng.inputs) == 1 and min(ng.inputs[0].shape[:2]) > 0:
         kw["image_size"] = tuple(ng.inputs[0].shape[:2])
+    if nms is None and heads is None and "heads" not in settings:
+        heads = heads_from_original_names(ng)  # None unless the names settle every output's role
     kw.update(settings)
     outputs = decoder_outputs(ng, names, device_buffers=device_buffers)
     try:

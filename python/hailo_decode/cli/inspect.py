@@ -236,7 +236,7 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
         if cfg is None:
             lines.append(f"        none: {ng['decoder_error']}")
         else:
-            src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes"
+            src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes (or Ultralytics' original layer names)"
             task = {"detect": "detection", "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
                     "pose": f"pose ({cfg['num_keypoints']} keypoints x {cfg['keypoint_dims']})"}[cfg["task"]]
             lines.append(f"        task: {task}")
