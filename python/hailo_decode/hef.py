@@ -1130,10 +1130,9 @@ def heads_from_original_names(ng: "HefNetworkGroup") -> Optional[List[Head]]:
         if (i, "box") not in found or (i, "cls") not in found:
             return None
         extra = found.get((i, "extra"))
-        kw = {}
-        if extra is not None:
-            kw = {"angle": extra} if ng.output(extra).shape[2] == 1 else {"kpt": extra}
-        heads.append(Head(found[(i, "box")], found[(i, "cls")], **kw))
+        angle = extra if extra is not None and ng.output(extra).shape[2] == 1 else None
+        kpt = extra if extra is not None and angle is None else None
+        heads.append(Head(found[(i, "box")], found[(i, "cls")], kpt=kpt, angle=angle))
     if len({(h.kpt is None, h.angle is None) for h in heads}) != 1:
         return None  # every head the same kind
     return heads
