@@ -1,0 +1,365 @@
+// C++ unit tests of the masks room: the mask kernels on every SIMD path, the logits of a window
+// from every kind of prototype view, the rendering against a plain whole-map reference.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../src/kernels/kernels.hpp"
+#include "../src/kernels/mask_kernels.hpp"
+#include "../src/mask_logits.hpp"
+#include "../src/tensor_view.hpp"
+#include "hailo_decode/masks.hpp"
+
+using namespace hailo_decode;
+using namespace hailo_decode::detail;
+
+static int failures = 0, checks = 0;
+#define CHECK(cond)                                                     \
+    do {                                                                \
+        ++checks;                                                       \
+        if (!(cond)) {                                                  \
+            ++failures;                                                 \
+            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                               \
+    } while (0)
+
+static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
+static float unit(uint32_t& s) { return float(lcg(s) >> 8) / float(1u << 24); }  // [0, 1)
+
+static std::vector<const kernels::MaskTable*> mask_tables() {
+    std::vector<const kernels::MaskTable*> t{&kernels::mask_scalar_table()};
+    const std::string names = kernels::available();
+    for (const kernels::MaskTable* k : {kernels::mask_sse2_table(), kernels::mask_avx2_table(), kernels::mask_neon_table()})
+        if (k && names.find(k->name) != std::string::npos) t.push_back(k);
+    return t;
+}
+
+static bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Every path gives the scalar reference's bits; the integer kernel equals the exact sum, the
+// float kernels the double-precision sum to float rounding.
+static void test_kernels_agree() {
+    uint32_t seed = 7;
+    const size_t n = 37, stride = 40;  // padded cells: 8 values between cells are never read
+    std::vector<float> xf(n * stride);
+    std::vector<uint8_t> xq(n * stride);
+    for (auto& v : xf) v = (unit(seed) - 0.5f) * 8.0f;
+    for (auto& v : xq) v = uint8_t(lcg(seed) >> 24);
+    float cf[32];
+    int16_t ci[32];
+    for (int k = 0; k < 32; ++k) {
+        cf[k] = (unit(seed) - 0.5f) * 3.0f;
+        ci[k] = int16_t(int(lcg(seed) >> 23) - 255);  // [-255, 256) -> clipped below
+        if (ci[k] > 255) ci[k] = 255;
+    }
+    ci[0] = 255;
+    ci[1] = -255;  // the extremes
+    const float zp = 117.0f;
+    std::vector<float> ref_f(n), ref_u(n), got(n);
+    std::vector<int32_t> ref_i(n), got_i(n);
+    const kernels::MaskTable& s = kernels::mask_scalar_table();
+    s.dot_f32(xf.data(), n, stride, cf, ref_f.data());
+    s.dot_u8f(xq.data(), n, stride, zp, cf, ref_u.data());
+    s.dot_u8i(xq.data(), n, stride, 117, ci, ref_i.data());
+    for (size_t i = 0; i < n; ++i) {
+        double df = 0, du = 0;
+        long long di = 0;
+        for (int k = 0; k < 32; ++k) {
+            df += double(cf[k]) * xf[i * stride + k];
+            du += double(cf[k]) * (double(xq[i * stride + k]) - 117.0);
+            di += (long long)ci[k] * (int(xq[i * stride + k]) - 117);
+        }
+        CHECK(std::fabs(ref_f[i] - df) <= 1e-5 * (1 + std::fabs(df)));
+        CHECK(std::fabs(ref_u[i] - du) <= 1e-4 * (1 + std::fabs(du)));
+        CHECK(ref_i[i] == di);
+    }
+    // The extreme integer case: every term 255 * 255.
+    {
+        std::vector<uint8_t> hi(32, 255);
+        int16_t c255[32];
+        for (auto& c : c255) c = 255;
+        int32_t out = 0;
+        for (const kernels::MaskTable* k : mask_tables()) {
+            k->dot_u8i(hi.data(), 1, 32, 0, c255, &out);
+            CHECK(out == 32 * 255 * 255);
+            k->dot_u8i(hi.data(), 1, 32, 255, c255, &out);
+            CHECK(out == 0);
+        }
+    }
+    for (const kernels::MaskTable* k : mask_tables()) {
+        k->dot_f32(xf.data(), n, stride, cf, got.data());
+        bool ok = true;
+        for (size_t i = 0; i < n; ++i) ok = ok && same_bits(got[i], ref_f[i]);
+        CHECK(ok);
+        k->dot_u8f(xq.data(), n, stride, zp, cf, got.data());
+        ok = true;
+        for (size_t i = 0; i < n; ++i) ok = ok && same_bits(got[i], ref_u[i]);
+        CHECK(ok);
+        k->dot_u8i(xq.data(), n, stride, 117, ci, got_i.data());
+        ok = true;
+        for (size_t i = 0; i < n; ++i) ok = ok && got_i[i] == ref_i[i];
+        CHECK(ok);
+        std::printf("mask kernels checked on %s\n", k->name);
+    }
+}
+
+// PyTorch's bilinear (align_corners=False) of a whole (gh, gw) map to (H, W), written per pixel
+// from the formula, then > 0 and Ultralytics' crop: the reference render_mask must equal.
+static std::vector<uint8_t> whole_map_reference(const std::vector<float>& map, int gh, int gw, int H, int W,
+                                                const float box[4]) {
+    std::vector<uint8_t> out(size_t(H) * W, 0);
+    const float sy = float(gh) / float(H), sx = float(gw) / float(W);
+    auto axis = [](float scale, int dst, int n, int& i0, int& i1, float& w0, float& w1) {
+        float src = scale * (float(dst) + 0.5f) - 0.5f;
+        if (src < 0) src = 0;
+        i0 = std::min(int(std::floor(src)), n - 1);
+        i1 = i0 < n - 1 ? i0 + 1 : i0;
+        w1 = std::min(std::max(src - float(i0), 0.0f), 1.0f);
+        w0 = 1.0f - w1;
+    };
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+            int y0, y1, x0, x1;
+            float h0, h1, w0, w1;
+            axis(sy, y, gh, y0, y1, h0, h1);
+            axis(sx, x, gw, x0, x1, w0, w1);
+            const float top = map[size_t(y0) * gw + x0] * w0 + map[size_t(y0) * gw + x1] * w1;
+            const float bot = map[size_t(y1) * gw + x0] * w0 + map[size_t(y1) * gw + x1] * w1;
+            const float v = top * h0 + bot * h1;
+            const bool in = float(x) >= box[0] && float(x) < box[2] && float(y) >= box[1] && float(y) < box[3];
+            out[size_t(y) * W + x] = uint8_t(in && v > 0.0f);
+        }
+    return out;
+}
+
+// The window's logits cut from the whole map.
+static std::vector<float> cut(const std::vector<float>& map, int gw, const MaskWindow& w) {
+    std::vector<float> out(size_t(w.rows) * w.cols);
+    for (int r = 0; r < w.rows; ++r)
+        for (int c = 0; c < w.cols; ++c) out[size_t(r) * w.cols + c] = map[size_t(w.row0 + r) * gw + w.col0 + c];
+    return out;
+}
+
+static void test_render_matches_whole_map() {
+    uint32_t seed = 11;
+    MaskScratch scratch;
+    struct Case { int gh, gw, H, W; };
+    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{10, 10, 40, 40}, Case{7, 9, 21, 36}}) {
+        const MaskGrid g{cs.gh, cs.gw, cs.H, cs.W};
+        std::vector<float> map(size_t(cs.gh) * cs.gw);
+        // A smooth blob plus noise: signs change inside boxes.
+        for (int r = 0; r < cs.gh; ++r)
+            for (int c = 0; c < cs.gw; ++c)
+                map[size_t(r) * cs.gw + c] = 3.0f - 0.12f * float((r - cs.gh / 2) * (r - cs.gh / 2) + (c - cs.gw / 3) * (c - cs.gw / 3)) +
+                                              (unit(seed) - 0.5f) * 2.0f;
+        std::vector<std::vector<float>> boxes = {
+            {0, 0, float(cs.W), float(cs.H)},                         // the whole image
+            {-20, -5, 13.3f, 9.9f},                                   // over the top-left border
+            {float(cs.W) - 7.5f, float(cs.H) - 3.2f, float(cs.W) + 30, float(cs.H) + 9},  // bottom-right border
+            {10.2f, 11.7f, 11.1f, 12.05f},                            // smaller than a prototype cell
+            {5, 5, 5, 9},                                             // zero width
+            {float(cs.W) + 5, 0, float(cs.W) + 9, 4},                 // outside
+            {4.0f, 8.0f, 20.0f, 16.0f},                               // integer edges
+        };
+        for (int i = 0; i < 40; ++i) {
+            const float x1 = unit(seed) * cs.W * 1.2f - 0.1f * cs.W, y1 = unit(seed) * cs.H * 1.2f - 0.1f * cs.H;
+            boxes.push_back({x1, y1, x1 + unit(seed) * cs.W * 0.6f, y1 + unit(seed) * cs.H * 0.6f});
+        }
+        const MaskSampling in = sampling_to_input(g);
+        const MaskWindow full{0, 0, cs.gh, cs.gw, 0};
+        for (const auto& b : boxes) {
+            const std::vector<uint8_t> ref = whole_map_reference(map, cs.gh, cs.gw, cs.H, cs.W, b.data());
+            // From the whole map, and from the box's window only: both equal the reference.
+            std::vector<uint8_t> got(size_t(cs.H) * cs.W, 7);
+            size_t set = render_mask(map.data(), full, g, in, b.data(), 0, 0, cs.H, cs.W, got.data(), size_t(cs.W), scratch);
+            CHECK(got == ref);
+            size_t ref_set = 0;
+            for (uint8_t v : ref) ref_set += v;
+            CHECK(set == ref_set);
+            const MaskWindow w = mask_window(b.data(), g);
+            if (w.rows > 0) {
+                const std::vector<float> part = cut(map, cs.gw, w);
+                std::fill(got.begin(), got.end(), 7);
+                render_mask(part.data(), w, g, in, b.data(), 0, 0, cs.H, cs.W, got.data(), size_t(cs.W), scratch);
+                CHECK(got == ref);
+                CHECK(mask_has_pixels(part.data(), w, g, in, b.data(), scratch) == (ref_set > 0));
+                // The prototype resolution: the sign of the logit at each cell inside the box scaled
+                // by proto / input (Ultralytics' process_mask with upsample=False).
+                const MaskSampling ps = sampling_to_proto(g);
+                const float rx = float(double(cs.gw) / cs.W), ry = float(double(cs.gh) / cs.H);
+                const float pb[4] = {b[0] * rx, b[1] * ry, b[2] * rx, b[3] * ry};
+                std::vector<uint8_t> pm(size_t(cs.gh) * cs.gw, 7);
+                render_mask(part.data(), w, g, ps, pb, 0, 0, cs.gh, cs.gw, pm.data(), size_t(cs.gw), scratch);
+                bool ok = true;
+                for (int r = 0; r < cs.gh; ++r)
+                    for (int c = 0; c < cs.gw; ++c) {
+                        const bool in_box = float(c) >= pb[0] && float(c) < pb[2] && float(r) >= pb[1] && float(r) < pb[3];
+                        ok = ok && pm[size_t(r) * cs.gw + c] == uint8_t(in_box && map[size_t(r) * cs.gw + c] > 0.0f);
+                    }
+                CHECK(ok);
+            } else {
+                CHECK(ref_set == 0);
+            }
+            // A sub-rectangle with a row stride: the same pixels.
+            const int r0 = cs.H / 4, c0 = cs.W / 5, h = cs.H / 2, wd = cs.W / 2;
+            std::vector<uint8_t> sub(size_t(h) * (wd + 3), 9);
+            render_mask(map.data(), full, g, in, b.data(), r0, c0, h, wd, sub.data(), size_t(wd + 3), scratch);
+            bool ok = true;
+            for (int r = 0; r < h; ++r)
+                for (int c = 0; c < wd; ++c) ok = ok && sub[size_t(r) * (wd + 3) + c] == ref[size_t(r0 + r) * cs.W + c0 + c];
+            CHECK(ok);
+        }
+    }
+}
+
+// Worked by hand: a 2 x 2 map [[-1, 3], [1, -3]] to 8 x 8 (scale 0.25). Pixel x = 3: src =
+// 0.25 * 3.5 - 0.5 = 0.375 -> cells 0, 1 with weights 0.625, 0.375; pixel y = 0: src < 0 -> row 0
+// alone. Row 0 at x = 3: -1 * 0.625 + 3 * 0.375 = 0.5 > 0; at x = 2 (src 0.125): -0.875 + 0.375 < 0.
+// Row y = 3 (weights 0.625, 0.375) at x = 0 (col 0 alone): -1 * 0.625 + 1 * 0.375 = -0.25 < 0;
+// y = 4 (src 0.625, weights 0.375, 0.625): -0.375 + 0.625 = 0.25 > 0.
+static void test_hand_worked() {
+    const MaskGrid g{2, 2, 8, 8};
+    const std::vector<float> map = {-1, 3, 1, -3};
+    const MaskWindow w{0, 0, 2, 2, 0};
+    const float box[4] = {0, 0, 8, 8};
+    std::vector<uint8_t> m(64);
+    MaskScratch s;
+    render_mask(map.data(), w, g, sampling_to_input(g), box, 0, 0, 8, 8, m.data(), 8, s);
+    CHECK(m[0 * 8 + 3] == 1);
+    CHECK(m[0 * 8 + 2] == 0);
+    CHECK(m[3 * 8 + 0] == 0);
+    CHECK(m[4 * 8 + 0] == 1);
+    // Crop: box x2 = 3.0 excludes column 3, x1 = 2.5 excludes column 2 (p >= 2.5 -> from 3).
+    const float narrow[4] = {2.5f, 0.0f, 3.0f, 8.0f};
+    render_mask(map.data(), w, g, sampling_to_input(g), narrow, 0, 0, 8, 8, m.data(), 8, s);
+    size_t any = 0;
+    for (uint8_t v : m) any += v;
+    CHECK(any == 0);
+    const float one[4] = {2.5f, 0.0f, 3.5f, 1.0f};  // exactly pixel (0, 3)
+    CHECK(render_mask(map.data(), w, g, sampling_to_input(g), one, 0, 0, 8, 8, m.data(), 8, s) == 1 && m[3] == 1);
+}
+
+static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
+    TensorSpec s;
+    s.name = name; s.dtype = t; s.order = o;
+    s.height = h; s.width = w; s.channels = c;
+    s.padded_height = hp; s.padded_width = wp; s.padded_channels = cp;
+    s.frame_stride = size_t(hp) * wp * cp;
+    return s;
+}
+
+// Element (h, w, c) of a spec's buffer, as tensor_view documents the orders.
+static size_t at(const TensorSpec& s, int h, int w, int c) {
+    const size_t wp = size_t(s.padded_width), cp = size_t(s.padded_channels);
+    switch (s.order) {
+        case Order::NHWC: return h * wp * cp + w * cp + c;
+        case Order::NHCW: return h * wp * cp + c * wp + w;
+        case Order::F8CR: return h * wp * cp + (c - c % 8) * wp + w * 8 + c % 8;
+        case Order::NCHW: return size_t(c) * s.padded_height * wp + h * wp + w;
+    }
+    return 0;
+}
+
+// Window logits from each kind of prototype view against a double-precision reference; the
+// integer path exactly (its value is (s_p s_c) times an exact integer sum).
+static void test_window_logits() {
+    uint32_t seed = 5;
+    const int gh = 12, gw = 10, C = 32;
+    struct Kind { DType t; Order o; int cp, wp; bool per_channel; };
+    const Kind kinds[] = {{DType::U8, Order::NHWC, 32, 10, false}, {DType::U8, Order::NHWC, 40, 12, false},
+                          {DType::F32, Order::NHWC, 32, 10, false}, {DType::U8, Order::NHCW, 32, 16, false},
+                          {DType::U16, Order::NHWC, 32, 10, false}, {DType::U8, Order::F8CR, 32, 10, false},
+                          {DType::U8, Order::NHWC, 32, 10, true}};
+    // Coefficients: a uint8 tensor (integer path) and their float values.
+    TensorSpec cs = spec("coef", DType::U8, Order::NHWC, 4, 4, C, 4, 4, C);
+    cs.zp = {131.0f};
+    cs.scale = {0.02f};
+    std::vector<uint8_t> coef(cs.frame_stride);
+    for (auto& v : coef) v = uint8_t(lcg(seed) >> 24);
+    const TensorView cv = make_tensor_view(cs);
+    const CoefPlan cplan = make_coef_plan(cv);
+    CHECK(cplan.integer);
+    const int crow = 2, ccol = 3;
+    float deq[32];
+    for (int k = 0; k < C; ++k) deq[k] = (float(coef[at(cs, crow, ccol, k)]) - 131.0f) * 0.02f;
+    const MaskWindow w{3, 2, 6, 7, 0};
+    for (const Kind& kd : kinds) {
+        TensorSpec ps = spec("proto", kd.t, kd.o, gh, gw, C, gh, kd.wp, kd.cp);
+        if (kd.per_channel) {
+            ps.zp.assign(C, 0.0f);
+            ps.scale.assign(C, 0.0f);
+            for (int k = 0; k < C; ++k) { ps.zp[k] = float(100 + k); ps.scale[k] = 0.01f + 0.001f * k; }
+        } else {
+            ps.zp = {kd.t == DType::U16 ? 30000.0f : 120.0f};
+            ps.scale = {kd.t == DType::U16 ? 1e-4f : 0.03f};
+        }
+        const TensorView pv = make_tensor_view(ps);
+        std::vector<uint8_t> bytes(ps.frame_stride * dtype_size(kd.t));
+        std::vector<double> value(size_t(gh) * gw * C);  // the dequantized values, for the reference
+        for (int r = 0; r < gh; ++r)
+            for (int c = 0; c < gw; ++c)
+                for (int k = 0; k < C; ++k) {
+                    const size_t e = at(ps, r, c, k);
+                    double v = 0;
+                    if (kd.t == DType::U8) {
+                        const uint8_t q = uint8_t(lcg(seed) >> 24);
+                        bytes[e] = q;
+                        v = (double(q) - ps.zp[kd.per_channel ? k : 0]) * double(ps.scale[kd.per_channel ? k : 0]);
+                    } else if (kd.t == DType::U16) {
+                        const uint16_t q = uint16_t(lcg(seed) >> 16);
+                        std::memcpy(bytes.data() + 2 * e, &q, 2);
+                        v = (double(q) - ps.zp[0]) * double(ps.scale[0]);
+                    } else {
+                        const float f = (unit(seed) - 0.5f) * 4.0f;
+                        std::memcpy(bytes.data() + 4 * e, &f, 4);
+                        v = f;
+                    }
+                    value[(size_t(r) * gw + c) * C + k] = v;
+                }
+        const ProtoPlan pplan = make_proto_plan(pv);
+        MaskCoefficients mc;
+        prepare_coefficients(pplan, cplan, deq, coef.data(), crow, ccol, mc);
+        const bool integer = kd.t == DType::U8 && !kd.per_channel && kd.o == Order::NHWC;
+        CHECK(mc.integer == integer);
+        std::vector<float> ref_bits;
+        for (const kernels::MaskTable* k : mask_tables()) {
+            CHECK(kernels::select(k->name));
+            std::vector<float> out(size_t(w.rows) * w.cols, 1e30f), cell;
+            std::vector<int32_t> ints;
+            window_logits(pplan, bytes.data(), mc, w, out.data(), cell, ints);
+            bool close = true;
+            for (int r = 0; r < w.rows; ++r)
+                for (int c = 0; c < w.cols; ++c) {
+                    double ref = 0, mag = 0;
+                    for (int kk = 0; kk < C; ++kk) {
+                        const double t = double(deq[kk]) * value[(size_t(w.row0 + r) * gw + w.col0 + c) * C + kk];
+                        ref += t;
+                        mag += std::fabs(t);
+                    }
+                    const float got = out[size_t(r) * w.cols + c];
+                    if (integer) {
+                        // (s_p s_c) * exact integer: one float product's rounding from the exact value.
+                        close = close && std::fabs(got - ref) <= 1e-6 * (1 + mag);
+                    } else {
+                        close = close && std::fabs(got - ref) <= 2e-6 * (1 + mag);
+                    }
+                }
+            CHECK(close);
+            if (ref_bits.empty()) ref_bits = out;
+            CHECK(std::memcmp(ref_bits.data(), out.data(), out.size() * sizeof(float)) == 0);
+        }
+    }
+    kernels::select(mask_tables().back()->name);
+}
+
+int main() {
+    std::printf("kernel paths tested: %s\n", kernels::available());
+    test_kernels_agree();
+    test_hand_worked();
+    test_render_matches_whole_map();
+    test_window_logits();
+    std::printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures == 0 ? 0 : 1;
+}
