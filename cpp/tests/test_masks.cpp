@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "../src/kernels/mask_kernels.hpp"
 #include "../src/mask_logits.hpp"
 #include "../src/tensor_view.hpp"
+#include "hailo_decode/decoder.hpp"
 #include "hailo_decode/masks.hpp"
 
 using namespace hailo_decode;
@@ -354,12 +357,116 @@ static void test_window_logits() {
     kernels::select(mask_tables().back()->name);
 }
 
+// The decoder end to end on a tiny model: one head (8 x 8 cells, stride 8, 64 x 64 input, boxes
+// given as distances), a 16 x 16 x 32 uint8 prototype tensor and uint8 coefficients whose values
+// are small integers, so every logit is an exact integer and the expected masks follow from the
+// whole-map reference above without rounding questions.
+static void test_decoder_masks() {
+    const int G = 8, P = 16, C = 32, S = 64;
+    Config cfg;
+    cfg.outputs.push_back(spec("box", DType::F32, Order::NHWC, G, G, 4, G, G, 4));
+    cfg.outputs.push_back(spec("cls", DType::F32, Order::NHWC, G, G, 2, G, G, 2));
+    cfg.outputs.push_back(spec("coef", DType::U8, Order::NHWC, G, G, C, G, G, C));
+    cfg.outputs.push_back(spec("proto", DType::U8, Order::NHWC, P, P, C, P, P, C));
+    cfg.outputs[2].zp = {128.0f};
+    cfg.outputs[2].scale = {1.0f};
+    cfg.outputs[3].zp = {0.0f};
+    cfg.outputs[3].scale = {1.0f};
+    HeadSpec h;
+    h.box_output = 0;
+    h.cls_output = 1;
+    h.mask_output = 2;
+    h.stride = 8;
+    cfg.heads = {h};
+    cfg.proto_output = 3;
+    cfg.num_classes = 2;
+    cfg.bins = 1;
+    cfg.settings.score_threshold = {0.5f};
+    cfg.settings.normalized = false;
+    cfg.settings.yxyx = false;
+    cfg.settings.image_height = cfg.settings.image_width = S;
+    std::vector<float> box(G * G * 4, 1.0f), cls(G * G * 2, 0.0f);
+    std::vector<uint8_t> coef(G * G * C, 128), proto(P * P * C, 0);
+    // Prototype channel 0: 1 in the left half, channel 1: 1 in the top half.
+    for (int r = 0; r < P; ++r)
+        for (int c = 0; c < P; ++c) {
+            proto[(r * P + c) * C + 0] = c < P / 2;
+            proto[(r * P + c) * C + 1] = r < P / 2;
+        }
+    // Detection A at cell (2, 2): centre (20, 20), distances 2 -> box (4, 4, 36, 36); mask =
+    // 2 * ch0 - 1 * ch1 (logit 2, 1, -1 or 0 by quadrant). Detection B at cell (6, 5): centre
+    // (44, 52), distances 1 -> (36, 44, 52, 60); coefficients -1, -1: never > 0, an empty mask.
+    auto set_cell = [&](int r, int c, float score, float dist, int c0, int c1) {
+        cls[(r * G + c) * 2] = score;
+        for (int k = 0; k < 4; ++k) box[(r * G + c) * 4 + k] = dist;
+        coef[(r * G + c) * C + 0] = uint8_t(128 + c0);
+        coef[(r * G + c) * C + 1] = uint8_t(128 + c1);
+    };
+    set_cell(2, 2, 0.9f, 2.0f, 2, -1);
+    set_cell(6, 5, 0.8f, 1.0f, -1, -1);
+    std::vector<float> map(P * P);
+    for (int r = 0; r < P; ++r)
+        for (int c = 0; c < P; ++c) map[r * P + c] = 2.0f * float(c < P / 2) - 1.0f * float(r < P / 2);
+    const void* ptrs[4] = {box.data(), cls.data(), coef.data(), proto.data()};
+    const size_t sizes[4] = {box.size(), cls.size(), coef.size(), proto.size()};
+    for (bool drop : {false, true}) {
+        Config c = cfg;
+        c.drop_empty_masks = drop;
+        Decoder dec(c);
+        dec.decode(ptrs, sizes, 1);
+        auto [dets, n] = dec.frame(0);
+        CHECK(n == (drop ? 1u : 2u));
+        const Decoder::FrameMasks fm = dec.masks(0);
+        CHECK(fm.count == n);
+        const MaskGrid g = dec.mask_grid();
+        CHECK(g.proto_height == P && g.image_width == S);
+        MaskScratch scratch;
+        for (size_t i = 0; i < n; ++i) {
+            const std::vector<uint8_t> ref = whole_map_reference(
+                i == 0 ? map : std::vector<float>(P * P, -1.0f), P, P, S, S, dets[i].box);
+            std::vector<uint8_t> got(S * S, 5);
+            render_mask(fm.logits + fm.windows[i].offset, fm.windows[i], g, sampling_to_input(g), dets[i].box, 0, 0, S, S,
+                        got.data(), S, scratch);
+            CHECK(got == ref);
+            CHECK(fm.windows[i].offset + size_t(fm.windows[i].rows) * fm.windows[i].cols <= fm.logit_count);
+        }
+        CHECK(dets[0].box[0] == 4.0f && dets[0].box[2] == 36.0f);
+        // Detection A's mask: pixels of the box with logit > 0: the left half minus where the top
+        // half's -1 wins (logit 2 - 1 = 1 > 0 there too), so the box's part left of x = 32 plus
+        // the bilinear edge; at least the pixel (10, 10) and not (10, 34) (right-top: -1).
+        std::vector<uint8_t> a(S * S);
+        render_mask(fm.logits + fm.windows[0].offset, fm.windows[0], g, sampling_to_input(g), dets[0].box, 0, 0, S, S,
+                    a.data(), S, scratch);
+        CHECK(a[10 * S + 10] == 1 && a[10 * S + 34] == 0 && a[3 * S + 10] == 0);
+        // A second decode of the same data: the same logits (the workspace is reused).
+        std::vector<float> first(fm.logits, fm.logits + fm.logit_count);
+        dec.decode(ptrs, sizes, 1);
+        const Decoder::FrameMasks again = dec.masks(0);
+        CHECK(again.logit_count == first.size() && std::equal(first.begin(), first.end(), again.logits));
+    }
+    // Bad configurations: a clear error naming the output.
+    Config bad_c = cfg;
+    bad_c.outputs[2].channels = bad_c.outputs[2].padded_channels = 16;
+    bad_c.outputs[2].frame_stride = G * G * 16;
+    bool threw = false;
+    try { Decoder d(bad_c); } catch (const std::invalid_argument& e) {
+        threw = std::strstr(e.what(), "'coef'") && std::strstr(e.what(), "16 mask coefficients") && std::strstr(e.what(), "32");
+    }
+    CHECK(threw);
+    Config no_proto = cfg;
+    no_proto.proto_output = -1;
+    threw = false;
+    try { Decoder d(no_proto); } catch (const std::invalid_argument& e) { threw = std::strstr(e.what(), "prototype") != nullptr; }
+    CHECK(threw);
+}
+
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_kernels_agree();
     test_hand_worked();
     test_render_matches_whole_map();
     test_window_logits();
+    test_decoder_masks();
     std::printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;
 }
