@@ -14,6 +14,7 @@
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/masks.hpp"
+#include "hailo_decode/pack_byte_mask.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
@@ -460,6 +461,88 @@ static void test_decoder_masks() {
     CHECK(threw);
 }
 
+// HAILO_NMS_WITH_BYTE_MASK: the bytes laid out as the header describes, read back by hand.
+static void test_pack_byte_mask() {
+    const int H = 20, W = 30;
+    // Box 0: x 0.1..0.5, y 0.25..0.6 -> x0 = ceil(3) = 3, width = ceil(0.4 * 30) = 12 (float32:
+    // 0.4f * 30 = 12.000001 -> 13), y0 = 5, height = ceil(0.35 * 20) = 7. Computed the way
+    // HailoRT does, in float32, below, and compared.
+    const float boxes[8] = {0.25f, 0.1f, 0.6f, 0.5f, 0.9f, 0.8f, 1.2f, 1.1f};  // box 1 reaches past the image
+    const float scores[2] = {0.9f, 0.4f};
+    const int32_t classes[2] = {3, 65535};
+    std::vector<uint8_t> masks(2 * H * W);
+    for (size_t i = 0; i < masks.size(); ++i) masks[i] = uint8_t((i * 7) % 3 == 0);
+    auto crop_of = [&](int i) {
+        const float* b = boxes + 4 * i;
+        ByteMaskCrop c;
+        c.x0 = uint32_t(std::max(std::ceil(b[1] * float(W)), 0.0f));
+        c.y0 = uint32_t(std::max(std::ceil(b[0] * float(H)), 0.0f));
+        c.width = uint32_t(std::ceil((b[3] - b[1]) * float(W)));
+        c.height = uint32_t(std::ceil((b[2] - b[0]) * float(H)));
+        return c;
+    };
+    const size_t need = 2 + 2 * 38 + size_t(crop_of(0).width) * crop_of(0).height + size_t(crop_of(1).width) * crop_of(1).height;
+    std::vector<uint8_t> buf(need + 1, 0xAB);
+    const ByteMaskPacked r = pack_byte_mask_from_masks(boxes, scores, classes, 2, masks.data(), H, W, buf.data(), buf.size());
+    CHECK(r.detections == 2 && !r.truncated && r.bytes == need);
+    uint16_t count;
+    std::memcpy(&count, buf.data(), 2);
+    CHECK(count == 2);
+    size_t off = 2;
+    for (int i = 0; i < 2; ++i) {
+        float f[5];
+        std::memcpy(f, buf.data() + off, 20);
+        uint16_t cls;
+        uint64_t size, ptr;
+        std::memcpy(&cls, buf.data() + off + 20, 2);
+        std::memcpy(&size, buf.data() + off + 22, 8);
+        std::memcpy(&ptr, buf.data() + off + 30, 8);
+        CHECK(f[0] == boxes[4 * i] && f[1] == boxes[4 * i + 1] && f[3] == boxes[4 * i + 3] && f[4] == scores[i]);
+        CHECK(cls == uint16_t(classes[i]) && ptr == 0);
+        const ByteMaskCrop c = crop_of(i);
+        CHECK(size == uint64_t(c.width) * c.height);
+        const ByteMaskCrop mine = byte_mask_crop(boxes[4 * i], boxes[4 * i + 1], boxes[4 * i + 2], boxes[4 * i + 3], H, W);
+        CHECK(mine.x0 == c.x0 && mine.y0 == c.y0 && mine.width == c.width && mine.height == c.height);
+        off += 38;
+        bool ok = true;
+        for (uint32_t y = 0; y < c.height; ++y)
+            for (uint32_t x = 0; x < c.width; ++x) {
+                const uint32_t iy = c.y0 + y, ix = c.x0 + x;
+                const uint8_t want = (iy < uint32_t(H) && ix < uint32_t(W)) ? masks[size_t(i) * H * W + iy * W + ix] : 0;
+                ok = ok && buf[off + y * c.width + x] == want;
+            }
+        CHECK(ok);
+        off += size;
+    }
+    CHECK(buf[need] == 0xAB);  // nothing written past the last mask
+    // HailoRT adds a detection only while offset + 38 + size < buffer size: exactly `need` bytes
+    // hold the first detection only.
+    std::vector<uint8_t> exact(need);
+    const ByteMaskPacked t = pack_byte_mask_from_masks(boxes, scores, classes, 2, masks.data(), H, W, exact.data(), exact.size());
+    CHECK(t.detections == 1 && t.truncated);
+    std::memcpy(&count, exact.data(), 2);
+    CHECK(count == 1);
+    CHECK(byte_mask_frame_bytes(100, 2 * 640 * 640) == 2 + 3800 + 819200);
+    // From logits: the same bytes as from the masks render_mask gives at the input size.
+    const MaskGrid g{5, 8, H, W};
+    std::vector<float> map(40);
+    uint32_t seed = 3;
+    for (auto& v : map) v = unit(seed) - 0.4f;
+    const MaskWindow full{0, 0, 5, 8, 0};
+    MaskWindow wins[2] = {full, full};
+    MaskScratch sc;
+    std::vector<uint8_t> rendered(2 * H * W);
+    for (int i = 0; i < 2; ++i) {
+        const float* b = boxes + 4 * i;
+        const float px[4] = {b[1] * W, b[0] * H, b[3] * W, b[2] * H};
+        render_mask(map.data(), full, g, sampling_to_input(g), px, 0, 0, H, W, rendered.data() + i * H * W, W, sc);
+    }
+    std::vector<uint8_t> a(need + 1, 0), b2(need + 1, 0);
+    pack_byte_mask_from_masks(boxes, scores, classes, 2, rendered.data(), H, W, a.data(), a.size());
+    pack_byte_mask(boxes, scores, classes, 2, wins, map.data(), g, b2.data(), b2.size());
+    CHECK(a == b2);
+}
+
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_kernels_agree();
@@ -467,6 +550,7 @@ int main() {
     test_render_matches_whole_map();
     test_window_logits();
     test_decoder_masks();
+    test_pack_byte_mask();
     std::printf("%d passed, %d failed\n", checks - failures, failures);
     return failures == 0 ? 0 : 1;
 }
