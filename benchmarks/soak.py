@@ -33,7 +33,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 import hailo_decode as hd
-from hailo_decode.cli import demo_config, load_demo_frames
+from hailo_decode.demo_data import demo_config, load_demo_frames
 
 MIB = 1024 * 1024
 BUCKET_NS = 100  # histogram resolution: 0.1 us

@@ -12,7 +12,7 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))  # reference_decoder, random_cases
 
 import hailo_decode as hd  # noqa: E402
-from hailo_decode.cli import demo_config, load_demo_frames  # noqa: E402
+from hailo_decode.demo_data import demo_config, load_demo_frames  # noqa: E402
 
 HEAD_KEYS = (("box_8", "cls_8", 8), ("box_16", "cls_16", 16), ("box_32", "cls_32", 32))
 FAKE_ROOT = TESTS / "fake_hailo_platform"

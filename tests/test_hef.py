@@ -29,8 +29,9 @@ import hef_writer as w  # noqa: E402
 import hailo_decode as hd  # noqa: E402
 from hailo_decode import hef as H  # noqa: E402
 from hailo_decode.hef import HefError, config_from_hef, read_hef  # noqa: E402
-from hailo_decode.inspect_cmd import diagnose_outputs, format_report, inspect_report  # noqa: E402
-from hailo_decode import inspect_cmd  # noqa: E402
+from hailo_decode.cli import main as cli_main  # noqa: E402
+from hailo_decode.cli.inspect import format_report, inspect_report  # noqa: E402
+from hailo_decode.diagnostics import diagnose_outputs  # noqa: E402
 
 HEFS = Path(os.environ.get("HAILO_DECODE_HEFS") or Path(__file__).resolve().parents[2] / "shared" / "hefs")
 # Hang guards, not speed tests: a parse takes milliseconds; a loop in the reader would take forever.
@@ -644,7 +645,7 @@ def test_fuzz_inserted_bytes(pos, junk):
 # inspect
 # ---------------------------------------------------------------------------------------------
 def _run_inspect(argv, capsys):
-    rc = inspect_cmd.main(argv)
+    rc = cli_main(["inspect", *argv])
     out = capsys.readouterr()
     return rc, out.out, out.err
 
@@ -748,14 +749,9 @@ def test_diagnose_logits_warning():
 
 
 def test_inspect_registered_in_cli(tmp_path, capsys):
-    from hailo_decode import cli
-
     p = tmp_path / "m.hef"
     p.write_bytes(w.yolov8_hef(1, classes=3))
-    try:
-        rc = cli.main(["inspect", str(p), "--json"])
-    except SystemExit:
-        pytest.skip("cli.py does not register `inspect` yet (add_inspect_parser)")
+    rc = cli_main(["inspect", str(p), "--json"])
     assert rc == 0 and json.loads(capsys.readouterr().out)["network_groups"][0]["decoder"]["num_classes"] == 3
 
 

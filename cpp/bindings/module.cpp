@@ -125,7 +125,7 @@ void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::a
 
 }  // namespace
 
-PYBIND11_MODULE(_core, m) {
+PYBIND11_MODULE(_native, m) {
     m.doc() = "hailo-decode C++ core";
 
     py::enum_<DType>(m, "DType").value("U8", DType::U8).value("U16", DType::U16).value("F32", DType::F32);

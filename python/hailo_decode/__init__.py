@@ -1,11 +1,16 @@
 """hailo-decode: raw YOLOv8/YOLO11 head tensors from Hailo accelerators -> detections, exactly as
-HailoRT's own post-process (or Ultralytics) would give them, in a C++ core."""
+HailoRT's own post-process (or Ultralytics) would give them, in a C++ core.
 
+The modules import one way (enforced by import-linter, see pyproject.toml), top to bottom:
+cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > config > _core.
+"""
+
+from ._core import simd_info
 from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
-from ._core import simd_info
 from .hef import HefError, read_hef
+from . import hailort as _hailort  # noqa: F401  binds DecoderConfig.from_hailo and the Decoder's HailoRT calls
 
 __version__ = "0.1.0"
 

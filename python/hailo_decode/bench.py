@@ -17,9 +17,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from .cli import demo_config, load_demo_frames
 from .config import DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
+from .demo_data import demo_config, load_demo_frames
 
 Frames = Dict[str, np.ndarray]
 

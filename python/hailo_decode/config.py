@@ -11,6 +11,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._entry_points import lookup
+
 __all__ = ["OutputInfo", "Head", "DecoderConfig", "SEMANTICS", "BOX_FORMATS"]
 
 _DTYPES = ("uint8", "uint16", "float32")
@@ -414,17 +416,13 @@ class DecoderConfig:
         """From a .hef file read without HailoRT (hailo_decode.hef): outputs, quantization and,
         when the HEF has a YOLOv8 NMS op, its heads, thresholds and image size. device_buffers=True
         describes raw device buffers (device order, padded shape) instead of vstream buffers."""
-        from .hef import config_from_hef
-
-        return config_from_hef(source, network_group, device_buffers=device_buffers, **settings)
+        return lookup("config.from_hef")(source, network_group, device_buffers=device_buffers, **settings)
 
     @classmethod
     def from_hailo(cls, obj: Any, nms_json: Any = None, **kwargs: Any) -> "DecoderConfig":
         """From live HailoRT objects (a hailo_platform HEF, configured network group, InferModel or
         ConfiguredInferModel); see hailo_decode.hailort.config_from_hailo for the options."""
-        from .hailort import config_from_hailo
-
-        return config_from_hailo(obj, nms_json, **kwargs)
+        return lookup("config.from_hailo")(obj, nms_json, **kwargs)
 
 
 def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:

@@ -8,8 +8,10 @@ from typing import List, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from . import _core
+from ._entry_points import lookup
 from .config import DecoderConfig, OutputInfo
 from .detections import Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .diagnostics import diagnose_outputs
 
 __all__ = ["Decoder"]
 
@@ -197,26 +199,20 @@ class Decoder:
         flat[len(frames) * size:] = 0
         return out
 
-    # -- HailoRT integration (hailo_decode.hailort imports hailo_platform lazily) -----------
+    # -- HailoRT integration: hailo_decode.hailort binds these (it imports hailo_platform lazily) --
     def decode_vstreams(self, output_vstreams) -> Detections:
         """Receive one frame from each OutputVStream (recv()) and decode it."""
-        from .hailort import decode_vstreams
-
-        return decode_vstreams(self, output_vstreams)
+        return lookup("decoder.decode_vstreams")(self, output_vstreams)
 
     def make_bindings(self, configured_infer_model, **kwargs):
         """Allocate each output array once and bind it to an InferModel; the returned object's
         decode() reads those arrays in place after run / run_async (hailort.make_bindings)."""
-        from .hailort import make_bindings
-
-        return make_bindings(self, configured_infer_model, **kwargs)
+        return lookup("decoder.make_bindings")(self, configured_infer_model, **kwargs)
 
     def diagnose(self, raw: Frames) -> List[dict]:
         """Per output: share of values pinned at the quantized minimum and maximum, the dequantized
         range, and for class outputs the score range after activation, with plain-words warnings
         (for example class scores saturating at 1.0)."""
-        from .inspect_cmd import diagnose_outputs
-
         return diagnose_outputs(self.config, raw)
 
     def __repr__(self) -> str:

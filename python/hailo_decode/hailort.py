@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from ._entry_points import bind
 from .config import DecoderConfig, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms
@@ -627,3 +628,10 @@ def make_bindings(decoder: Optional[Decoder], configured_infer_model: Any, *, in
         frames = {o.name: _decode_view(o, buffers[o.name], batch_size is not None) for o in cfg.outputs}
     bindings = all_bindings[0] if batch_size is None else all_bindings
     return HailoBindings(configured_infer_model, bindings, buffers, decoder, frames, nms, batch_size)
+
+
+# The entry points on the lower floors (DecoderConfig.from_hailo, Decoder.decode_vstreams and
+# Decoder.make_bindings) call these; config and decoder do not import this module.
+bind("config.from_hailo", config_from_hailo)
+bind("decoder.decode_vstreams", decode_vstreams)
+bind("decoder.make_bindings", make_bindings)

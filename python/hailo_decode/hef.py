@@ -29,10 +29,10 @@ import os
 import struct
 import zlib
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-if TYPE_CHECKING:  # config imports nothing from here; imported lazily to keep `hef` importable alone
-    from .config import DecoderConfig, OutputInfo
+from ._entry_points import bind
+from .config import DecoderConfig, Head, OutputInfo
 
 __all__ = [
     "HefError", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
@@ -830,7 +830,6 @@ def decoder_outputs(ng: HefNetworkGroup, names: Optional[Sequence[str]] = None, 
 
     Host buffers (default): what a vstream hands out: host order, logical shape, dense.
     device_buffers=True: raw device buffers in the device order with the stream's hw_shape."""
-    from .config import OutputInfo
 
     layers = ng.outputs if names is None else [ng.output(n) for n in names]
     infos = []
@@ -908,7 +907,6 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     ...) override.
 
     Raises HefError for an unreadable file, ValueError when no YOLOv8 decoder fits the outputs."""
-    from .config import DecoderConfig, Head
 
     info = source if isinstance(source, HefInfo) else read_hef(source)
     try:
@@ -960,3 +958,6 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         raise ValueError(f"NMS op {nms.name!r} says {nms.classes} classes, class outputs have {config.num_classes} "
                          f"channels")
     return config
+
+
+bind("config.from_hef", config_from_hef)  # DecoderConfig.from_hef (config imports nothing above it)

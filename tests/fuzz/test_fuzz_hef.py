@@ -53,7 +53,7 @@ import hef_writer as w  # noqa: E402
 
 import hailo_decode as hd  # noqa: E402
 from hailo_decode.hef import HefError, HefInfo, config_from_hef, read_hef  # noqa: E402
-from hailo_decode.inspect_cmd import format_report, inspect_report  # noqa: E402
+from hailo_decode.cli.inspect import format_report, inspect_report  # noqa: E402
 
 from .decoder_cases import (OUTCOMES, HarnessFailure, _Ctx, _frame_elements, _log_case,  # noqa: E402
                             check_frame, fuzz_settings, pack_frame, watchdog)

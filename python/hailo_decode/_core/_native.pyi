@@ -1,4 +1,4 @@
-# Type stubs of the C++ extension module (cpp/bindings/module.cpp).
+# Type stubs of the C++ extension module hailo_decode._core._native (cpp/bindings/module.cpp).
 from typing import List, Sequence, Tuple
 
 import numpy as np
