@@ -13,6 +13,7 @@
 
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
+#include "masks.hpp"
 #include "../src/kernels/kernels.hpp"
 
 namespace py = pybind11;
@@ -77,7 +78,12 @@ public:
                 s(py::ssize_t(i)) = dets[i].score;
                 c(py::ssize_t(i)) = dets[i].class_id;
             }
-            frames.append(py::make_tuple(boxes, scores, classes));
+            if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
+                py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
+                frames.append(py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]));
+            } else {
+                frames.append(py::make_tuple(boxes, scores, classes));
+            }
         }
         return frames;
     }
@@ -183,7 +189,8 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("settings", &Config::settings)
         .def_readwrite("num_keypoints", &Config::num_keypoints)
         .def_readwrite("keypoint_dims", &Config::keypoint_dims)
-        .def_readwrite("proto_output", &Config::proto_output);
+        .def_readwrite("proto_output", &Config::proto_output)
+        .def_readwrite("drop_empty_masks", &Config::drop_empty_masks);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
@@ -193,6 +200,7 @@ PYBIND11_MODULE(_native, m) {
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
 
+    hailo_decode_bindings::bind_masks(m);
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
     m.def("simd_info", [] {

@@ -1,0 +1,1 @@
+"""HailoRT output forms as pure array functions (no Detections): each module one form."""
