@@ -305,3 +305,48 @@ def test_byte_mask_batch_and_bad_format():
     assert isinstance(frames, list) and len(frames) == 2 and len(frames[1]) == len(d)
     with pytest.raises(ValueError, match="format must be"):
         hd.decode_hailo_nms(buf, format="by_score")
+
+
+# -- from a HEF, inspect -----------------------------------------------------------------------------
+def _seg_hef(classes=80):
+    import hef_writer as w
+    layers = [w.Layer("yolov8n_seg/input_layer1", (640, 640, 3), "NHWC", output=False, limvals=(0.0, 255.0))]
+    pad = 10
+    for s in (8, 16, 32):
+        g = 640 // s
+        for kind, c, zp, scale in (("box", 64, 90.0, 0.08), ("cls", classes, 200.0, 0.06), ("mask", 32, 120.0, 0.03)):
+            layers.append(w.Layer(f"yolov8n_seg/{kind}{s}", (g, g, c), "FCR", zp=zp, scale=scale, pad_index=pad))
+            pad += 1
+    layers.append(w.Layer("yolov8n_seg/proto", (160, 160, 32), "NHCW", padded=(160, 160, 32), zp=30.0, scale=0.02,
+                          pad_index=pad))
+    ng = w.network_group("yolov8n_seg", layers, sorted_outputs=[l.name for l in layers if l.output])
+    return w.wrap(w.hef_proto([ng], extensions=[0, 3, 12, 13, 27]), 1)
+
+
+def test_from_hef_finds_the_prototype_and_pairs_coefficients(tmp_path):
+    path = tmp_path / "yolov8n_seg.hef"
+    path.write_bytes(_seg_hef())
+    cfg = hd.DecoderConfig.from_hef(str(path), semantics="ultralytics")
+    assert cfg.task == "segment" and cfg.proto == "yolov8n_seg/proto" and cfg.image_size == (640, 640)
+    assert [(h.box, h.cls, h.mask, h.stride) for h in cfg.heads] == [
+        (f"yolov8n_seg/box{s}", f"yolov8n_seg/cls{s}", f"yolov8n_seg/mask{s}", s) for s in (8, 16, 32)]
+    assert cfg.class_activation == "sigmoid"  # class outputs quantized over logits
+    # Given heads (with their mask outputs) and the prototype: the same outputs are kept.
+    heads = [hd.Head(h.box, h.cls, h.stride, h.mask) for h in cfg.heads]
+    again = hd.DecoderConfig.from_hef(str(path), heads=heads, proto="yolov8n_seg/proto")
+    assert again.proto == cfg.proto and len(again.outputs) == 10
+    # A decode of zeros: no detections, well-formed masks.
+    dec = hd.Decoder(cfg)
+    raw = {o.name: np.zeros(o.shape, np.uint8) for o in cfg.outputs}
+    d = dec(raw)
+    assert len(d) == 0 and d.masks.shape == (0, 640, 640)
+    from hailo_decode.cli.inspect import format_report, inspect_report
+    text = format_report(inspect_report(hd.read_hef(str(path))))
+    assert "task segment" in text and "prototypes yolov8n_seg/proto" in text and "mask coefficients yolov8n_seg/mask8" in text
+
+
+def test_from_hef_unpairable_seg_outputs_say_so(tmp_path):
+    path = tmp_path / "seg80x32.hef"
+    path.write_bytes(_seg_hef(classes=32))  # 32 classes: class and coefficient outputs look alike
+    with pytest.raises(ValueError, match="cannot tell the mask coefficient output"):
+        hd.DecoderConfig.from_hef(str(path))
