@@ -3,6 +3,7 @@ reference (tests/seg_reference.py), every SIMD path, ownership, edge cases, the 
 
 from __future__ import annotations
 
+import re
 import struct
 
 import numpy as np
@@ -350,3 +351,13 @@ def test_from_hef_unpairable_seg_outputs_say_so(tmp_path):
     path.write_bytes(_seg_hef(classes=32))  # 32 classes: class and coefficient outputs look alike
     with pytest.raises(ValueError, match="cannot tell the mask coefficient output"):
         hd.DecoderConfig.from_hef(str(path))
+
+
+# -- demo ------------------------------------------------------------------------------------------
+def test_demo_task_seg(capsys):
+    from hailo_decode.cli import main
+    assert main(["demo", "--task", "seg", "--semantics", "ultralytics", "--seconds", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "frame 0:" in out and "4 detection(s), masks (4, 640, 640) at the input size, (4, 160, 160)" in out
+    assert len(re.findall(r"^    person .* mask +\d+ px, IoU [01]\.\d+ with Ultralytics' mask of that object", out, flags=re.M)) == 4
+    assert re.search(r"with masks at the input size \d+ us", out)

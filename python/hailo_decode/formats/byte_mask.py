@@ -34,14 +34,20 @@ def byte_mask_frame_size(max_total: int, mask_budget: int) -> int:
 
 
 def mask_crop(box_yxyx: np.ndarray, image_size: Tuple[int, int]) -> Tuple[int, int, int, int]:
-    """(x0, y0, width, height) of a normalized box's mask, with HailoRT's float32 rounding."""
+    """(x0, y0, width, height) of a normalized box's mask, with HailoRT's float32 rounding (each
+    value a uint32 as its static_cast gives it for values in range; NaN and negatives 0, values
+    past the range clamped, as the writer in cpp/src/pack_byte_mask.cpp does)."""
     h, w = np.float32(image_size[0]), np.float32(image_size[1])
     y0n, x0n, y1n, x1n = (np.float32(v) for v in box_yxyx)
-    x0 = int(max(np.ceil(x0n * w), np.float32(0)))
-    y0 = int(max(np.ceil(y0n * h), np.float32(0)))
-    width = max(int(np.ceil(np.float32(x1n - x0n) * w)), 0)
-    height = max(int(np.ceil(np.float32(y1n - y0n) * h)), 0)
-    return x0, y0, width, height
+
+    def u32(v: np.float32) -> int:
+        if not v > 0:
+            return 0
+        return int(min(v, np.float32(4294967040.0)))
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (u32(np.ceil(x0n * w)), u32(np.ceil(y0n * h)), u32(np.ceil(np.float32(x1n - x0n) * w)),
+                u32(np.ceil(np.float32(y1n - y0n) * h)))
 
 
 def read_byte_mask(buffer: np.ndarray, image_size: Tuple[int, int]
