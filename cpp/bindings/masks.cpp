@@ -72,7 +72,10 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
     if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
         throw py::value_error("crops must be (n, 4), one per window");
     const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
-    py::array_t<uint8_t> out({py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)});
+    // numpy.zeros: calloc'd, so the pages outside the boxes are never touched (most of a plane).
+    py::array_t<uint8_t> out = py::module_::import("numpy").attr("zeros")(
+        py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
+    if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
     uint8_t* dst = out.mutable_data();
     const float* lg = logits.data();
     const float* cr = crops.data();
@@ -81,7 +84,7 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
         MaskScratch scratch;
         for (size_t i = 0; i < n; ++i)
             render_mask(lg + w[i].offset, w[i], g, s, cr + 4 * i, 0, 0, s.height, s.width, dst + i * plane,
-                        size_t(s.width), scratch);
+                        size_t(s.width), scratch, true);
     }
     return out;
 }

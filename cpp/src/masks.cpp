@@ -6,6 +6,8 @@
 // nothing, and only the box's pixels are computed.
 #include "hailo_decode/masks.hpp"
 
+#include "kernels/mask_kernels.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -41,9 +43,9 @@ inline Tap tap(float scale, float offset, int dst, int n) {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// Calls sink(y, x0, values, n) with the sampled logits of target row y, columns [x0, x0 + n), for
-// the rows [y0, y1) and columns [x0, x1) (already inside the target and the crop). Stops when
-// sink returns false.
+// Calls sink(y, a, b, h0, h1, n) for the target rows y in [y0, y1): the sampled logit of column
+// x0 + j is (a[j] * h0) + (b[j] * h1), a and b being the two prototype rows interpolated along x
+// (columns [x0, x1), already inside the target and the crop). Stops when sink returns false.
 template <typename Sink>
 void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s, int y0,
                  int y1, int x0, int x1, MaskScratch& scratch, Sink sink) {
@@ -62,13 +64,12 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
         row_hi = clampi(last.i1 - win.row0, 0, win.rows - 1);
     }
     const size_t n_rows = size_t(row_hi - row_lo + 1);
-    scratch.floats.resize(weights + n_rows * size_t(nx) + size_t(nx));
+    scratch.floats.resize(weights + n_rows * size_t(nx));
     float* wx0 = scratch.floats.data();
     float* wx1 = wx0 + nx;
     float* wy0 = wx1 + nx;
     float* wy1 = wy0 + ny;
     float* rows = wy1 + ny;
-    float* line = rows + n_rows * size_t(nx);
     for (int j = 0; j < nx; ++j) {
         const Tap t = tap(s.sx, s.ox, x0 + j, g.proto_width);
         ix0[j] = clampi(t.i0 - win.col0, 0, win.cols - 1);
@@ -83,25 +84,45 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
         wy0[i] = t.w0;
         wy1[i] = t.w1;
     }
+    // The exact 4x upsampling (prototypes at input / 4): target column 4k + j reads cells k - 1, k
+    // (j = 0, 1) or k, k + 1 (j = 2, 3) with the weights 3/8 5/8, 1/8 7/8, 7/8 1/8, 5/8 3/8, the
+    // values tap() gives there, so blocks of four columns whose cells lie inside the window and
+    // the grid take that pattern without index arrays; the columns around them the general loop.
+    int fast_lo = 0, fast_hi = 0;  // columns j in [fast_lo, fast_hi) go by blocks
+    int kb = 0;
+    if (s.sx == 0.25f && s.ox == -0.5f) {
+        kb = std::max({win.col0 + 1, 1, (x0 + 3) / 4});
+        const int ke = std::min({win.col0 + win.cols - 2, g.proto_width - 2, x1 / 4 - 1});  // last block k
+        if (ke >= kb) {
+            fast_lo = 4 * kb - x0;
+            fast_hi = 4 * (ke + 1) - x0;
+        }
+    }
     for (size_t r = 0; r < n_rows; ++r) {
         const float* v = logits + (size_t(row_lo) + r) * size_t(win.cols);
         float* o = rows + r * size_t(nx);
-        for (int j = 0; j < nx; ++j) {
-            float t = v[ix0[j]] * wx0[j];
-            t = t + v[ix1[j]] * wx1[j];
-            o[j] = t;
+        auto general = [&](int j0, int j1) {
+            for (int j = j0; j < j1; ++j) {
+                float t = v[ix0[j]] * wx0[j];
+                t = t + v[ix1[j]] * wx1[j];
+                o[j] = t;
+            }
+        };
+        general(0, fast_lo);
+        const float* p = v + (kb - 1 - win.col0);
+        for (int j = fast_lo; j < fast_hi; j += 4, ++p) {
+            const float a = p[0], b = p[1], c = p[2];
+            o[j] = a * 0.375f + b * 0.625f;
+            o[j + 1] = a * 0.125f + b * 0.875f;
+            o[j + 2] = b * 0.875f + c * 0.125f;
+            o[j + 3] = b * 0.625f + c * 0.375f;
         }
+        general(fast_hi > fast_lo ? fast_hi : fast_lo, nx);
     }
     for (int i = 0; i < ny; ++i) {
         const float* a = rows + size_t(iy0[i]) * size_t(nx);
         const float* b = rows + size_t(iy1[i]) * size_t(nx);
-        const float h0 = wy0[i], h1 = wy1[i];
-        for (int j = 0; j < nx; ++j) {
-            float t = a[j] * h0;
-            t = t + b[j] * h1;
-            line[j] = t;
-        }
-        if (!sink(y0 + i, line, nx)) return;
+        if (!sink(y0 + i, a, b, wy0[i], wy1[i], nx)) return;
     }
 }
 
@@ -195,21 +216,19 @@ MaskWindow mask_window(const float box[4], const MaskGrid& g) {
 
 size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                    const float crop[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
-                   MaskScratch& scratch) {
+                   MaskScratch& scratch, bool out_zeroed) {
     if (h <= 0 || w <= 0) return 0;
-    for (int r = 0; r < h; ++r) std::memset(out + size_t(r) * row_stride, 0, size_t(w));
+    if (!out_zeroed)
+        for (int r = 0; r < h; ++r) std::memset(out + size_t(r) * row_stride, 0, size_t(w));
     int y0, y1, x0, x1;
     if (!settable(win, s, crop, r0, c0, h, w, y0, y1, x0, x1)) return 0;
     size_t set = 0;
-    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch, [&](int y, const float* v, int n) {
-        uint8_t* o = out + size_t(y - r0) * row_stride + size_t(x0 - c0);
-        for (int j = 0; j < n; ++j) {
-            const uint8_t b = v[j] > 0.0f;
-            o[j] = b;
-            set += b;
-        }
-        return true;
-    });
+    const kernels::MaskTable& k = kernels::mask_active();
+    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
+                [&](int y, const float* a, const float* b, float h0, float h1, int n) {
+                    set += k.blend_row(a, b, h0, h1, size_t(n), out + size_t(y - r0) * row_stride + size_t(x0 - c0));
+                    return true;
+                });
     return set;
 }
 
@@ -218,14 +237,18 @@ bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid&
     int y0, y1, x0, x1;
     if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return false;
     bool any = false;
-    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch, [&any](int, const float* v, int n) {
-        for (int j = 0; j < n; ++j)
-            if (v[j] > 0.0f) {
-                any = true;
-                return false;
-            }
-        return true;
-    });
+    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
+                [&any](int, const float* a, const float* b, float h0, float h1, int n) {
+                    for (int j = 0; j < n; ++j) {
+                        float t = a[j] * h0;
+                        t = t + b[j] * h1;
+                        if (t > 0.0f) {
+                            any = true;
+                            return false;
+                        }
+                    }
+                    return true;
+                });
     return any;
 }
 

@@ -81,15 +81,19 @@ static void test_kernels_agree() {
     }
     // The extreme integer case: every term 255 * 255.
     {
-        std::vector<uint8_t> hi(32, 255);
+        std::vector<uint8_t> hi(9 * 32, 255);  // 9 cells: a batch of 8 and a tail of 1 on the AVX2 path
         int16_t c255[32];
         for (auto& c : c255) c = 255;
-        int32_t out = 0;
+        int32_t out[9] = {};
         for (const kernels::MaskTable* k : mask_tables()) {
-            k->dot_u8i(hi.data(), 1, 32, 0, c255, &out);
-            CHECK(out == 32 * 255 * 255);
-            k->dot_u8i(hi.data(), 1, 32, 255, c255, &out);
-            CHECK(out == 0);
+            k->dot_u8i(hi.data(), 9, 32, 0, c255, out);
+            for (int32_t v : out) CHECK(v == 32 * 255 * 255);
+            k->dot_u8i(hi.data(), 9, 32, 255, c255, out);
+            for (int32_t v : out) CHECK(v == 0);
+            for (auto& c : c255) c = -255;
+            k->dot_u8i(hi.data(), 9, 32, 0, c255, out);
+            for (int32_t v : out) CHECK(v == -32 * 255 * 255);
+            for (auto& c : c255) c = 255;
         }
     }
     for (const kernels::MaskTable* k : mask_tables()) {
@@ -105,6 +109,26 @@ static void test_kernels_agree() {
         ok = true;
         for (size_t i = 0; i < n; ++i) ok = ok && got_i[i] == ref_i[i];
         CHECK(ok);
+        // blend_row: values around 0 (signs decided by rounding), zeros, infinities (inf * 0 = NaN: 0).
+        const size_t m = 77;
+        std::vector<float> a(m), b(m);
+        for (size_t j = 0; j < m; ++j) {
+            a[j] = (unit(seed) - 0.5f) * 1e-6f;
+            b[j] = -a[j] * (1.0f + (unit(seed) - 0.5f) * 1e-6f);
+        }
+        a[3] = 0.0f; b[3] = -0.0f; a[40] = INFINITY; b[41] = -INFINITY;
+        std::vector<uint8_t> want(m), have(m, 9);
+        const size_t want_n = kernels::mask_scalar_table().blend_row(a.data(), b.data(), 0.625f, 0.375f, m, want.data());
+        const size_t have_n = k->blend_row(a.data(), b.data(), 0.625f, 0.375f, m, have.data());
+        CHECK(want == have && want_n == have_n);
+        size_t ones = 0;
+        for (size_t j = 0; j < m; ++j) {
+            float t = a[j] * 0.625f;
+            t = t + b[j] * 0.375f;
+            ones += t > 0.0f;
+            CHECK(want[j] == uint8_t(t > 0.0f));
+        }
+        CHECK(want_n == ones && ones > 5 && ones < m - 5);
         std::printf("mask kernels checked on %s\n", k->name);
     }
 }
@@ -179,6 +203,9 @@ static void test_render_matches_whole_map() {
             std::vector<uint8_t> got(size_t(cs.H) * cs.W, 7);
             size_t set = render_mask(map.data(), full, g, in, b.data(), 0, 0, cs.H, cs.W, got.data(), size_t(cs.W), scratch);
             CHECK(got == ref);
+            std::vector<uint8_t> zeroed(size_t(cs.H) * cs.W, 0);  // out_zeroed: writes only inside the crop
+            render_mask(map.data(), full, g, in, b.data(), 0, 0, cs.H, cs.W, zeroed.data(), size_t(cs.W), scratch, true);
+            CHECK(zeroed == ref);
             size_t ref_set = 0;
             for (uint8_t v : ref) ref_set += v;
             CHECK(set == ref_set);

@@ -56,10 +56,11 @@ MaskWindow mask_window(const float box_xyxy[4], const MaskGrid& g);
 // 1 where the pixel lies in the target grid and inside crop_xyxy (target pixels) and its sampled
 // logit is > 0, else 0. `logits` points at the window's first logit. Samples that fall outside the
 // window take its edge cells (never the case for the input and prototype samplings, whose windows
-// cover them). Returns the number of pixels set.
+// cover them). out_zeroed: `out` already holds zeros (a fresh calloc'd plane), so only the pixels
+// inside the crop are written. Returns the number of pixels set.
 size_t render_mask(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,
                    const float crop_xyxy[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
-                   MaskScratch& scratch);
+                   MaskScratch& scratch, bool out_zeroed = false);
 
 // Whether any pixel of the crop would be set (stops at the first), without writing a mask.
 bool mask_has_pixels(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,

@@ -70,7 +70,29 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
     }
 }
 
-const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i};
+size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
+    const float32x4_t vh0 = vdupq_n_f32(h0), vh1 = vdupq_n_f32(h1), zero = vdupq_n_f32(0.0f);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) {
+        const float32x4_t t = vaddq_f32(vmulq_f32(vld1q_f32(a + k), vh0), vmulq_f32(vld1q_f32(b + k), vh1));
+        return vmovn_u32(vcgtq_f32(t, zero));
+    };
+    for (; j + 8 <= n; j += 8) {
+        const uint8x8_t v = vand_u8(vmovn_u16(vcombine_u16(gt(j), gt(j + 4))), vdup_n_u8(1));
+        vst1_u8(out + j, v);
+        set += vaddv_u8(v);
+    }
+    for (; j < n; ++j) {
+        float t = a[j] * h0;
+        t = t + b[j] * h1;
+        const uint8_t v = t > 0.0f;
+        out[j] = v;
+        set += v;
+    }
+    return set;
+}
+
+const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i, blend_row};
 
 }  // namespace
 

@@ -41,7 +41,19 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
     }
 }
 
-const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i};
+size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
+    size_t set = 0;
+    for (size_t j = 0; j < n; ++j) {
+        float t = a[j] * h0;
+        t = t + b[j] * h1;
+        const uint8_t v = t > 0.0f;
+        out[j] = v;
+        set += v;
+    }
+    return set;
+}
+
+const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i, blend_row};
 
 }  // namespace
 
