@@ -41,7 +41,8 @@ from typing import Any, Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core")
+DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core", "by_score_input",
+                     "bbox_only_input")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
 TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "all": DECODER_HARNESSES + HEF_HARNESSES}
 
@@ -51,9 +52,12 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
     from fuzz import decoder_cases as dc
 
     if name in DECODER_HARNESSES:
+        from fuzz import nms_forms_cases as nf
+
         strategy = {"decode_valid": lambda: dc.decode_specs(valid=True),
                     "decode_faults": lambda: dc.decode_specs(valid=False),
-                    "nms_input": dc.nms_input_specs, "nms_json": dc.nms_json_specs, "core": dc.core_specs}[name]()
+                    "nms_input": dc.nms_input_specs, "nms_json": dc.nms_json_specs, "core": dc.core_specs,
+                    "by_score_input": nf.by_score_specs, "bbox_only_input": nf.bbox_only_specs}[name]()
         return strategy, dc.run_spec
     from fuzz import test_fuzz_hef as th
 

@@ -305,7 +305,7 @@ def test_byte_mask_batch_and_bad_format():
     frames = hd.decode_hailo_nms(np.stack([buf, buf]), format="byte_mask", image_size=(320, 320))
     assert isinstance(frames, list) and len(frames) == 2 and len(frames[1]) == len(d)
     with pytest.raises(ValueError, match="format must be"):
-        hd.decode_hailo_nms(buf, format="by_score")
+        hd.decode_hailo_nms(buf, format="nope")
 
 
 # -- from a HEF, inspect -----------------------------------------------------------------------------

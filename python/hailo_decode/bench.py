@@ -7,18 +7,20 @@ through the Python API."""
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
 from . import _core
 from .config import DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
+from .detections import Detections
 from .demo_data import demo_config, load_demo_frames
 
 Frames = Dict[str, np.ndarray]
@@ -103,7 +105,18 @@ def real_frames() -> Tuple[DecoderConfig, Frames]:
 def _dequant(q: np.ndarray, o: OutputInfo) -> np.ndarray:
     if o.dtype == "float32":
         return q
-    return (q.astype(np.float32) - np.float32(o.zp)) * np.float32(o.scale)
+    return (q.astype(np.float32) - np.float32(_per_tensor(o.zp))) * np.float32(_per_tensor(o.scale))
+
+
+def _per_tensor(value: Union[float, Tuple[float, ...]]) -> float:
+    """The baselines' workloads are quantized per tensor."""
+    if isinstance(value, tuple):
+        raise ValueError("the NumPy baselines take per-tensor quantization only")
+    return value
+
+
+def _stride(h: Head) -> int:
+    return cast(int, h.stride)  # DecoderConfig resolved every head's stride
 
 
 def _activate(x: np.ndarray, sigmoid: bool) -> np.ndarray:
@@ -151,7 +164,7 @@ def numpy_decode_all(cfg: DecoderConfig, frame: Frames, threshold: float) -> int
         scores = _activate(_dequant(frame[h.cls], co), sig).reshape(g_h * g_w, -1)
         dist = _dfl(_dequant(frame[h.box], bo).reshape(g_h * g_w, -1))
         rows, cols = np.divmod(np.arange(g_h * g_w), g_w)
-        all_boxes.append(_boxes(dist, rows, cols, h.stride))
+        all_boxes.append(_boxes(dist, rows, cols, _stride(h)))
         all_scores.append(scores)
     boxes, scores = np.concatenate(all_boxes), np.concatenate(all_scores)
     cell, cls = np.nonzero(scores >= threshold)
@@ -170,7 +183,8 @@ def numpy_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> int:
         if co.dtype == "float32":
             qth = np.float32(th)
         else:  # the integer that first passes, compared in the array's own dtype (no float copy)
-            qth = np.dtype(co.dtype).type(min(max(np.ceil(th / co.scale + co.zp), 0), np.iinfo(co.dtype).max))
+            zp, scale = _per_tensor(co.zp), _per_tensor(co.scale)
+            qth = np.dtype(co.dtype).type(min(max(np.ceil(th / scale + zp), 0), np.iinfo(co.dtype).max))
         cell_r, cell_c, cls = np.nonzero(q >= qth)
         if not len(cls):
             continue
@@ -178,7 +192,7 @@ def numpy_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> int:
         uniq, inv = np.unique(cell_r * g_w + cell_c, return_inverse=True)
         rows, cols = np.divmod(uniq, g_w)
         dist = _dfl(_dequant(frame[h.box][rows, cols], bo))
-        b_all.append(_boxes(dist, rows, cols, h.stride)[inv])
+        b_all.append(_boxes(dist, rows, cols, _stride(h))[inv])
         s_all.append(scores)
         c_all.append(cls)
     if not b_all:
@@ -285,11 +299,11 @@ def measure(workload: str, cfg: DecoderConfig, frames: Frames, threshold: float,
     arrays = [batch_frames[o.name] for o in cfg.outputs]
     cls_arrays = [batch_frames[h.cls] for h in cfg.heads]
     simd = _core.simd_info()["active"]
-    dets = dec(batch_frames)
+    dets = _frames_of(dec(batch_frames))
     n_dets = sum(len(d) for d in dets)
     counting = Decoder(cfg.replace(iou_threshold=1.0, iou_test=">", max_per_class=None, max_total=None,
                                    max_candidates=None))
-    n_cand = sum(len(d) for d in counting(batch_frames))
+    n_cand = sum(len(d) for d in _frames_of(counting(batch_frames)))
 
     progress("floor, ours (SIMD, scalar, 2 threads)")
     series = {
@@ -330,10 +344,14 @@ def measure(workload: str, cfg: DecoderConfig, frames: Frames, threshold: float,
     return row
 
 
+def _frames_of(result: Union[Detections, List[Detections]]) -> List[Detections]:
+    return result if isinstance(result, list) else [result]
+
+
 def run(quick: bool = False, out=sys.stderr) -> List[Row]:
-    plan = []
+    plan: List[Tuple[str, Callable[[], Tuple[DecoderConfig, Frames]]]] = []
     for dtype in ("uint8", "uint16"):
-        plan.append(("yolov8n-like 640 x 80 classes", lambda d=dtype: yolov8n_like(d)))
+        plan.append(("yolov8n-like 640 x 80 classes", functools.partial(yolov8n_like, dtype)))
     plan.append(("real frames (2 classes, logits)", real_frames))
     thresholds = (0.2, 0.05, 0.001)
     batches = (1, 8)
@@ -386,7 +404,7 @@ def plot(rows: Sequence[Row], path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - optional
-        raise SystemExit(f"--plot needs matplotlib (pip install 'hailo-decode[bench]'): {e}")
+        raise SystemExit(f"--plot needs matplotlib (pip install 'hailo-decode[bench]'): {e}") from None
     labels = [f"{r.dtype} th={r.threshold:g} b={r.batch}\n{r.workload.split(' ')[0]}" for r in rows]
     series = [("floor", "floor_us"), ("ours SIMD", "simd_us"), ("ours scalar", "scalar_us"),
               ("NumPy filtered", "numpy_filtered_us"), ("NumPy decode-all", "numpy_all_us")]

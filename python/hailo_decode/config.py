@@ -7,7 +7,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
@@ -115,10 +115,17 @@ class OutputInfo:
         return self.shape[2]
 
     @property
+    def memory_shape(self) -> Tuple[int, int, int]:
+        """(Hp, Wp, Cp) as resolved at construction: padded_shape, or the logical shape when none
+        was given (host buffers are dense)."""
+        padded = self.padded_shape
+        return self.shape if padded is None else padded
+
+    @property
     def frame_elements(self) -> int:
         """Elements from one frame to the next: dense for host buffers; for raw device buffers the
         padded frame rounded up to a multiple of 8 bytes, as HailoRT sizes it."""
-        h, w, c = self.padded_shape
+        h, w, c = self.memory_shape
         n = h * w * c
         if self.device:
             item = np.dtype(self.dtype).itemsize
@@ -138,9 +145,9 @@ class OutputInfo:
         """Shapes a single frame may arrive in (a batch adds a leading axis)."""
         h, w, c = self.shape
         if self.device:
-            hp, wp, cp = self.padded_shape
+            hp, wp, cp = self.memory_shape
             dense = hp * wp * cp
-            shapes = {(self.frame_elements,), (dense,)}
+            shapes: Set[Tuple[int, ...]] = {(self.frame_elements,), (dense,)}
             shapes.add((hp, cp, wp) if self.order == "NHCW" else (hp, wp, cp))
             return tuple(sorted(shapes, key=len))
         return ((c, h, w),) if self.order == "NCHW" else ((h, w, c),)

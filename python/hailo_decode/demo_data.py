@@ -37,7 +37,8 @@ def demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
     # The model's class outputs are raw logits (no sigmoid on chip), so the host applies it.
     settings.setdefault("class_activation", "sigmoid")
     settings.setdefault("score_threshold", 0.25)
-    return DecoderConfig(outputs, heads, image_size=tuple(int(v) for v in data["input_hw"]), **settings)
+    height, width = (int(v) for v in data["input_hw"])
+    return DecoderConfig(outputs, heads, image_size=(height, width), **settings)
 
 
 def demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ def _logical(o: OutputInfo, a: np.ndarray) -> np.ndarray:
         if o.order == "NCHW":
             return a.reshape(-1, c, h, w).transpose(0, 2, 3, 1)
         return a.reshape(-1, h, w, c)
-    hp, wp, cp = o.padded_shape
+    hp, wp, cp = o.memory_shape
     dense = hp * wp * cp
     if a.ndim == 0:
         raise ValueError(f"output {o.name!r}: expected an array of shape {o.frame_shapes[0]}, got a scalar")

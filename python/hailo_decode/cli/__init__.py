@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from .. import cmake_info
 from . import bench, demo, inspect
 
 __all__ = ["main"]
@@ -17,6 +18,7 @@ _COMMANDS = (demo, bench, inspect)
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="hailo-decode", description=__doc__)
+    cmake_info.add_cmakedir_argument(parser)  # `hailo-decode --cmakedir`, as `pybind11 --cmakedir`
     sub = parser.add_subparsers(dest="command", required=True)
     for command in _COMMANDS:
         command.add_parser(sub)
