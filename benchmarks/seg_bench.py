@@ -180,7 +180,7 @@ def main() -> None:
     proto_only = rows["ours: + masks at the prototype grid"] - rows["ours: decode + window logits"] + cxx_seg - cxx_det
     print(f"  prototype-grid masks of 20 objects (window logits + rendering through the API): {proto_only:.1f} us = "
           f"{proto_only / read_pass:.1f}x the read pass")
-    print(f"  torch process_mask: run scripts/bench_seg_ultralytics.py on --dump's file")
+    print("  torch process_mask: run scripts/bench_seg_ultralytics.py on --dump's file")
     if args.dump:
         coefs = np.stack([_deq(cfg, frame, f"seg/mask{s}")[r, c] for s, r, c in cells_a])
         np.savez(args.dump, proto_chw=np.ascontiguousarray(_deq(cfg, frame, "seg/proto").transpose(2, 0, 1)),

@@ -320,7 +320,7 @@ def _seg_hef(classes=80):
             pad += 1
     layers.append(w.Layer("yolov8n_seg/proto", (160, 160, 32), "NHCW", padded=(160, 160, 32), zp=30.0, scale=0.02,
                           pad_index=pad))
-    ng = w.network_group("yolov8n_seg", layers, sorted_outputs=[l.name for l in layers if l.output])
+    ng = w.network_group("yolov8n_seg", layers, sorted_outputs=[layer.name for layer in layers if layer.output])
     return w.wrap(w.hef_proto([ng], extensions=[0, 3, 12, 13, 27]), 1)
 
 
@@ -359,5 +359,6 @@ def test_demo_task_seg(capsys):
     assert main(["demo", "--task", "seg", "--semantics", "ultralytics", "--seconds", "0.05"]) == 0
     out = capsys.readouterr().out
     assert "frame 0:" in out and "4 detection(s), masks (4, 640, 640) at the input size, (4, 160, 160)" in out
-    assert len(re.findall(r"^    person .* mask +\d+ px, IoU [01]\.\d+ with Ultralytics' mask of that object", out, flags=re.M)) == 4
+    lines = re.findall(r"^    person .* mask +\d+ px, IoU [01]\.\d+ with Ultralytics' mask of that object", out, flags=re.M)
+    assert len(lines) == 4
     assert re.search(r"with masks at the input size \d+ us", out)

@@ -120,7 +120,8 @@ class Decoder:
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
         if config.proto is not None:
             ph, pw = config.output(config.proto).shape[:2]
-            self._mask_grid: Optional[Tuple[int, int, int, int]] = (ph, pw) + tuple(config.image_size)  
+            ih, iw = config.image_size
+            self._mask_grid: Optional[Tuple[int, int, int, int]] = (ph, pw, ih, iw)
         else:
             self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use

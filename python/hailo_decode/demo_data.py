@@ -72,8 +72,8 @@ def seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConf
                               zp=float(data["zp_proto"]), scale=float(data["scale_proto"])))
     settings.setdefault("class_activation", "sigmoid")
     settings.setdefault("score_threshold", 0.25)
-    return DecoderConfig(outputs, heads, image_size=tuple(int(v) for v in data["input_hw"]), proto="seg/proto",
-                         **settings)
+    ih, iw = (int(v) for v in data["input_hw"])
+    return DecoderConfig(outputs, heads, image_size=(ih, iw), proto="seg/proto", **settings)
 
 
 def seg_demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:

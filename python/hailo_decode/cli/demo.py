@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import Callable, List, cast
 
 import numpy as np
 
 from ..decoder import Decoder
+from ..detections import Detections
 from ..demo_data import demo_config, demo_frames, load_demo_frames, load_seg_demo_frames, seg_demo_config, seg_demo_frames
 
 __all__ = ["add_parser", "run_demo"]
@@ -26,9 +28,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     return demo
 
 
-def _median_us(fn, seconds: float) -> float:
+def _median_us(fn: Callable[[], object], seconds: float) -> float:
     fn()  # warm-up
-    times = []
+    times: List[float] = []
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline or not times:
         t0 = time.perf_counter()
@@ -64,7 +66,7 @@ def run_seg_demo(args: argparse.Namespace) -> int:
     print(f"settings: {cfg.semantics} preset, score {cfg.score_test} {cfg.score_threshold}, "
           f"drop empty masks {cfg.drop_empty_masks}\n")
     frame = {k: v[0] for k, v in batch.items()}
-    dets = decoder(frame)
+    dets = cast(Detections, decoder(frame))  # one frame, no batch axis: one Detections
     masks = dets.masks
     assert masks is not None
     ref, ref_boxes = None, None
@@ -82,8 +84,8 @@ def run_seg_demo(args: argparse.Namespace) -> int:
             line += f", IoU {_iou(masks[i], ref[j]):.3f} with Ultralytics' mask of that object (float heads)"
         print(line)
     t_decode = _median_us(lambda: decoder(frame), args.seconds / 3)
-    t_proto = _median_us(lambda: decoder(frame).masks_at_proto(), args.seconds / 3)
-    t_input = _median_us(lambda: decoder(frame).masks, args.seconds / 3)
+    t_proto = _median_us(lambda: cast(Detections, decoder(frame)).masks_at_proto(), args.seconds / 3)
+    t_input = _median_us(lambda: cast(Detections, decoder(frame)).masks, args.seconds / 3)
     print(f"\ntime per frame (one core, medians): decode + mask logits {t_decode:.0f} us; with masks at the prototype "
           f"grid {t_proto:.0f} us; with masks at the input size {t_input:.0f} us")
     return 0
