@@ -362,3 +362,22 @@ def test_demo_task_seg(capsys):
     lines = re.findall(r"^    person .* mask +\d+ px, IoU [01]\.\d+ with Ultralytics' mask of that object", out, flags=re.M)
     assert len(lines) == 4
     assert re.search(r"with masks at the input size \d+ us", out)
+
+
+def test_from_hailo_seg_model(hp):
+    """DecoderConfig.from_hailo on a -seg model (the hailo_platform test double): the prototype
+    found by shape, coefficients paired per stride; decoding its frames gives masks."""
+    from hailo_platform import _fake_device as fd
+    data = hd.demo_data.load_seg_demo_frames()
+    cfg0 = hd.demo_data.seg_demo_config(data)
+    frames = hd.demo_data.seg_demo_frames(data)
+    outs = [fd.FakeOutput(o.name, o.shape, "uint8", "FCR" if "box" in o.name else "NHWC", zp=o.zp, scale=o.scale)
+            for o in cfg0.outputs]
+    model = fd.FakeModel("seg", outs, frames=[{k: v[0] for k, v in frames.items()}])
+    path = fd.register(model)
+    im = hp.VDevice().create_infer_model(path)
+    cfg = hd.DecoderConfig.from_hailo(im, semantics="ultralytics", class_activation="sigmoid")
+    assert cfg.proto == "seg/proto" and cfg.task == "segment"
+    assert [(h.mask, h.stride) for h in cfg.heads] == [(f"seg/mask_{s}", s) for s in (8, 16, 32)]
+    d = hd.Decoder(cfg)({k: v[0] for k, v in frames.items()})
+    assert len(d) == 4 and d.masks.shape == (4, 640, 640) and all(m.any() for m in d.masks)

@@ -1,6 +1,9 @@
 // C++ unit tests of the masks room: the mask kernels on every SIMD path, the logits of a window
 // from every kind of prototype view, the rendering against a plain whole-map reference.
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -18,6 +21,16 @@
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
+
+// Every allocation in this program is counted, to show a -seg decode allocates nothing once warm.
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+    ++g_allocations;
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 static int failures = 0, checks = 0;
 #define CHECK(cond)                                                     \
@@ -466,9 +479,13 @@ static void test_decoder_masks() {
         render_mask(fm.logits + fm.windows[0].offset, fm.windows[0], g, sampling_to_input(g), dets[0].box, 0, 0, S, S,
                     a.data(), S, scratch);
         CHECK(a[10 * S + 10] == 1 && a[10 * S + 34] == 0 && a[3 * S + 10] == 0);
-        // A second decode of the same data: the same logits (the workspace is reused).
+        // A second decode of the same data: the same logits (the workspace is reused), and once
+        // warm no allocation at all, the empty-mask test and its scratch included.
         std::vector<float> first(fm.logits, fm.logits + fm.logit_count);
         dec.decode(ptrs, sizes, 1);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 5; ++i) dec.decode(ptrs, sizes, 1);
+        CHECK(g_allocations.load() == before);
         const Decoder::FrameMasks again = dec.masks(0);
         CHECK(again.logit_count == first.size() && std::equal(first.begin(), first.end(), again.logits));
     }
