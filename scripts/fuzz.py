@@ -3,7 +3,7 @@
 number of cases run and every failure with a replayable reproducer.
 
     python scripts/fuzz.py --seconds 600                  # every harness, 10 minutes in all
-    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | all
+    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | interop | all
     python scripts/fuzz.py --seconds 60 --harness decode_valid --jobs 1
     python scripts/fuzz.py --replay '<spec json>'         # re-run one case (printed with a failure)
     python scripts/fuzz.py --list                         # the harnesses
@@ -45,8 +45,9 @@ DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "
                      "bbox_only_input")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
 SEG_HARNESSES = ("seg_valid", "seg_faults", "byte_mask_input", "render_masks")
-TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "seg": SEG_HARNESSES,
-           "all": DECODER_HARNESSES + HEF_HARNESSES + SEG_HARNESSES}
+INTEROP_HARNESSES = ("interop",)
+TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "interop": INTEROP_HARNESSES, "seg": SEG_HARNESSES,
+           "all": DECODER_HARNESSES + HEF_HARNESSES + INTEROP_HARNESSES + SEG_HARNESSES}
 
 
 def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
@@ -59,6 +60,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
         strategy = {"seg_valid": lambda: sc.seg_specs(valid=True), "seg_faults": lambda: sc.seg_specs(valid=False),
                     "byte_mask_input": sc.byte_mask_specs, "render_masks": sc.render_specs}[name]()
         return strategy, sc.run_any
+    if name in INTEROP_HARNESSES:
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.interop_specs(), ti.run_interop_spec
     if name in DECODER_HARNESSES:
         from fuzz import nms_forms_cases as nf
 
@@ -79,6 +84,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
 
 def replay(spec_json: str) -> str:
     spec = json.loads(spec_json)
+    if spec["kind"] == "interop":
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.run_interop_spec(spec)
     if spec["kind"].startswith("hef_"):
         from fuzz import test_fuzz_hef as th
 

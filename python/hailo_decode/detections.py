@@ -212,6 +212,24 @@ class Detections:
             d._masks = _letterbox_undo_nearest(self._masks, (oh, ow), gain, pad_x, pad_y, b)
         return d
 
+    # -- other tools (hailo_decode.interop: each third-party package imported only when called) --
+    def to_supervision(self, class_names: Optional[Sequence[str]] = None) -> Any:
+        """A `supervision.Detections` (xyxy pixels of image_size, confidence, class_id; masks and
+        rotated boxes when the task has them). Needs the extra `supervision`. For the original
+        image of a letterboxed input: `dets.to_original((h, w)).to_supervision()`."""
+        from .interop import to_supervision
+
+        return to_supervision(self, class_names)
+
+    def to_coco(self, image_id: Union[int, str], category_ids: Any = None) -> List[dict]:
+        """COCO results records ({"image_id", "category_id", "bbox": [x, y, w, h], "score"}) in
+        pixels of image_size: call it on `to_original(...)` for COCO ground truth of the original
+        images. category_ids maps class ids to COCO ids (interop.COCO80_TO_COCO91 for a
+        COCO-trained model); None keeps the class id."""
+        from .interop import to_coco
+
+        return to_coco(self, image_id, category_ids)
+
     # -- HailoRT forms ---------------------------------------------------------------------------
     def _hailo_params(self, num_classes: Optional[int], max_per_class: Optional[int]) -> Tuple[int, int]:
         nc = num_classes if num_classes is not None else self.num_classes

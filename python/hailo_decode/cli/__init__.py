@@ -1,6 +1,7 @@
 """The `hailo-decode` command, the package's top floor (nothing imports it): `demo` decodes real
 model outputs shipped in the package; `bench` measures the decoder against NumPy baselines and a
-read pass; `inspect` reads a .hef file. One module a command, each with add_parser()."""
+read pass; `inspect` reads a .hef file; `eval` scores recorded raw outputs against COCO ground
+truth. One module a command, each with add_parser()."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import sys
 from typing import Optional, Sequence
 
 from .. import cmake_info
-from . import bench, demo, inspect
+from . import bench, demo, eval, inspect
 
 __all__ = ["main"]
 
-_COMMANDS = (demo, bench, inspect)
+_COMMANDS = (demo, bench, inspect, eval)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
