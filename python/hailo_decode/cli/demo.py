@@ -100,6 +100,10 @@ def run_seg_demo(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     if getattr(args, "task", "detect") == "seg":
+        if getattr(args, "save", None):
+            print("hailo-decode demo: --save draws the detection demo's frames; --task seg has no pictures",
+                  file=sys.stderr)
+            return 2
         return run_seg_demo(args)
     images = None
     if args.save:
