@@ -15,6 +15,7 @@
 #include "hailo_decode/pack.hpp"
 #include "hailo_decode/pack_by_score.hpp"
 #include "hailo_decode/bbox_only.hpp"
+#include "masks.hpp"
 #include "../src/kernels/kernels.hpp"
 
 namespace py = pybind11;
@@ -79,7 +80,12 @@ public:
                 s(py::ssize_t(i)) = dets[i].score;
                 c(py::ssize_t(i)) = dets[i].class_id;
             }
-            frames.append(py::make_tuple(boxes, scores, classes));
+            if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
+                py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
+                frames.append(py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]));
+            } else {
+                frames.append(py::make_tuple(boxes, scores, classes));
+            }
         }
         return frames;
     }
@@ -201,7 +207,10 @@ PYBIND11_MODULE(_native, m) {
         .def(py::init<>())
         .def_readwrite("box_output", &HeadSpec::box_output)
         .def_readwrite("cls_output", &HeadSpec::cls_output)
-        .def_readwrite("stride", &HeadSpec::stride);
+        .def_readwrite("stride", &HeadSpec::stride)
+        .def_readwrite("kpt_output", &HeadSpec::kpt_output)
+        .def_readwrite("angle_output", &HeadSpec::angle_output)
+        .def_readwrite("mask_output", &HeadSpec::mask_output);
 
     py::class_<Settings>(m, "Settings")
         .def(py::init<>())
@@ -227,7 +236,11 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("heads", &Config::heads)
         .def_readwrite("num_classes", &Config::num_classes)
         .def_readwrite("bins", &Config::bins)
-        .def_readwrite("settings", &Config::settings);
+        .def_readwrite("settings", &Config::settings)
+        .def_readwrite("num_keypoints", &Config::num_keypoints)
+        .def_readwrite("keypoint_dims", &Config::keypoint_dims)
+        .def_readwrite("proto_output", &Config::proto_output)
+        .def_readwrite("drop_empty_masks", &Config::drop_empty_masks);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
@@ -237,6 +250,7 @@ PYBIND11_MODULE(_native, m) {
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32).");
 
+    hailo_decode_bindings::bind_masks(m);
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
     m.def("pack_hailo_nms_by_score", &pack_by_score, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "dfl.hpp"
+#include "gather.hpp"
+#include "mask_logits.hpp"
 #include "nms.hpp"
 #include "scan.hpp"
 #include "score_threshold.hpp"
@@ -41,10 +43,19 @@ struct alignas(64) Workspace {
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
     std::vector<Detection> results;  // detections of the frames this workspace decoded
+    // Segmentation: per result its mask window, and the frames' window logits.
+    std::vector<MaskWindow> windows;
+    ScratchVector<float> logits;
+    std::vector<float> coef_floats;       // one detection's coefficients, dequantized
+    MaskCoefficients coef;
+    std::vector<float> cell_scratch;
+    std::vector<int32_t> int_scratch;
+    MaskScratch render_scratch;
 };
 
 struct FrameSlot {
     size_t workspace, start, count;
+    size_t logit_start, logit_count;
 };
 
 }  // namespace
@@ -59,6 +70,15 @@ struct Decoder::Impl {
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
+    // Segmentation
+    bool masks = false;
+    ProtoPlan proto_plan;
+    std::vector<CoefPlan> coef_plans;    // one per head
+    MaskGrid grid;
+
+    void validate_masks();
+    // Windows and logits of the frame's detections ws.results[start..], dropping empty masks if asked.
+    void decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws);
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
@@ -105,6 +125,35 @@ void Decoder::Impl::validate() {
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
     }
+    validate_masks();
+}
+
+void Decoder::Impl::validate_masks() {
+    bool any_mask = cfg.proto_output >= 0;
+    for (const auto& h : cfg.heads) any_mask = any_mask || h.mask_output >= 0;
+    if (!any_mask) return;
+    if (cfg.proto_output < 0 || size_t(cfg.proto_output) >= views.size())
+        bad("mask coefficient outputs need a prototype output (proto_output), got index " + std::to_string(cfg.proto_output));
+    const TensorView& proto = views[size_t(cfg.proto_output)];
+    for (const auto& h : cfg.heads) {
+        if (h.mask_output < 0 || size_t(h.mask_output) >= views.size())
+            bad("with a prototype output every head needs a mask coefficient output; head ('" +
+                views[size_t(h.box_output)].spec->name + "') has index " + std::to_string(h.mask_output));
+        const TensorView& m = views[size_t(h.mask_output)];
+        const TensorView& box = views[size_t(h.box_output)];
+        if (m.height != box.height || m.width != box.width)
+            bad("output '" + m.spec->name + "': mask coefficient grid (" + std::to_string(m.height) + ", " +
+                std::to_string(m.width) + ") differs from its head's box grid (" + std::to_string(box.height) + ", " +
+                std::to_string(box.width) + ")");
+        if (m.channels != proto.channels)
+            bad("output '" + m.spec->name + "': " + std::to_string(m.channels) +
+                " mask coefficients, but prototype output '" + proto.spec->name + "' has " +
+                std::to_string(proto.channels) + " channels");
+        coef_plans.push_back(make_coef_plan(m));
+    }
+    proto_plan = make_proto_plan(proto);
+    grid = MaskGrid{proto.height, proto.width, cfg.settings.image_height, cfg.settings.image_width};
+    masks = true;
 }
 
 Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
@@ -114,6 +163,11 @@ Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
     impl_->workspaces.resize(size_t(threads));
     for (Workspace& ws : impl_->workspaces) {
         ws.dfl_scratch.resize(size_t(5 * impl_->cfg.bins));
+        if (impl_->masks) {
+            ws.coef_floats.resize(size_t(impl_->proto_plan.view->channels));
+            ws.coef.f.reserve(size_t(impl_->proto_plan.view->channels));
+            ws.cell_scratch.reserve(size_t(impl_->proto_plan.view->channels));
+        }
         for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
     }
     if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
@@ -132,6 +186,21 @@ std::pair<const Detection*, size_t> Decoder::frame(size_t index) const {
     const FrameSlot& f = impl_->frames[index];
     return {impl_->workspaces[f.workspace].results.data() + f.start, f.count};
 }
+
+Decoder::FrameMasks Decoder::masks(size_t index) const {
+    if (index >= frame_count()) throw std::out_of_range("frame index out of range");
+    FrameMasks out;
+    if (!impl_->masks) return out;
+    const FrameSlot& f = impl_->frames[index];
+    const Workspace& ws = impl_->workspaces[f.workspace];
+    out.windows = ws.windows.data() + f.start;
+    out.count = f.count;
+    out.logits = ws.logits.data() + f.logit_start;
+    out.logit_count = f.logit_count;
+    return out;
+}
+
+MaskGrid Decoder::mask_grid() const { return impl_->grid; }
 
 void Decoder::Impl::check_finite(const TensorView& v, const void* base, size_t n_frames) const {
     // Float inputs are checked where they are read: NaN or inf would make scores and boxes garbage.
@@ -176,10 +245,13 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
     auto work = [&batch](size_t part) {  // one reference: small enough for std::function not to allocate
         Workspace& ws = batch.m.workspaces[part];
         ws.results.clear();
+        ws.windows.clear();
+        ws.logits.clear();
         for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
-            const size_t start = ws.results.size();
+            const size_t start = ws.results.size(), logit_start = ws.logits.size();
             batch.m.decode_frame(batch.tensors, f, ws);
-            batch.m.frames[f] = {part, start, ws.results.size() - start};
+            if (batch.m.masks) batch.m.decode_masks(batch.tensors, f, start, ws);
+            batch.m.frames[f] = {part, start, ws.results.size() - start, logit_start, ws.logits.size() - logit_start};
         }
     };
     const size_t parts = std::min(m.workspaces.size(), n_frames);
@@ -290,7 +362,61 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
             }
         }
     }
-    for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
+    for (size_t i = 0; i < n; ++i) {
+        make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
+        out[i].head = uint32_t(h);
+        out[i].cell = uint32_t(cells[i].row) * uint32_t(box.width) + uint32_t(cells[i].col);
+    }
+}
+
+void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    const TensorView& proto = *proto_plan.view;
+    const void* proto_frame = static_cast<const char*>(tensors[cfg.proto_output]) +
+                              frame * proto.frame_stride * dtype_size(proto.dtype);
+    const size_t logit_start = ws.logits.size();
+    const MaskSampling to_input = sampling_to_input(grid);
+    size_t kept = start;
+    for (size_t i = start; i < ws.results.size(); ++i) {
+        const Detection d = ws.results[i];
+        const HeadSpec& head = cfg.heads[d.head];
+        const TensorView& mv = views[size_t(head.mask_output)];
+        const void* coef_frame = static_cast<const char*>(tensors[head.mask_output]) +
+                                 frame * mv.frame_stride * dtype_size(mv.dtype);
+        const int row = int(d.cell / uint32_t(mv.width)), col = int(d.cell % uint32_t(mv.width));
+        // The box in input pixels, x1 y1 x2 y2: the coordinates the masks are cropped with.
+        float b[4];
+        if (s.yxyx) {
+            b[0] = d.box[1]; b[1] = d.box[0]; b[2] = d.box[3]; b[3] = d.box[2];
+        } else {
+            b[0] = d.box[0]; b[1] = d.box[1]; b[2] = d.box[2]; b[3] = d.box[3];
+        }
+        if (s.normalized) {
+            b[0] *= float(s.image_width); b[2] *= float(s.image_width);
+            b[1] *= float(s.image_height); b[3] *= float(s.image_height);
+        }
+        MaskWindow w = mask_window(b, grid);
+        w.offset = ws.logits.size() - logit_start;
+        const size_t n = size_t(w.rows) * size_t(w.cols);
+        if (n) {
+            gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
+            prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
+            ws.logits.resize(ws.logits.size() + n);
+            window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,
+                          ws.cell_scratch, ws.int_scratch);
+        }
+        if (cfg.drop_empty_masks &&
+            (n == 0 || !mask_has_pixels(ws.logits.data() + logit_start + w.offset, w, grid, to_input, b, ws.render_scratch))) {
+            ws.logits.resize(logit_start + w.offset);  // this detection's logits go
+            continue;
+        }
+        ws.results[kept] = d;
+        if (ws.windows.size() <= kept) ws.windows.resize(kept + 1);
+        ws.windows[kept] = w;
+        ++kept;
+    }
+    ws.results.resize(kept);
+    ws.windows.resize(kept);
 }
 
 }  // namespace hailo_decode

@@ -156,11 +156,13 @@ class OutputInfo:
 @dataclass(frozen=True)
 class Head:
     """One detection scale: the box tensor (4 x bins channels), the class tensor, and its stride
-    (None: derived from the input size)."""
+    (None: derived from the input size). Segmentation heads also name their mask coefficient
+    tensor (`mask`, as many channels as the prototype output, `DecoderConfig(proto=...)`)."""
 
     box: str
     cls: str
     stride: Optional[int] = None
+    mask: Optional[str] = None
 
 
 # Settings every preset fills; any of them can be given explicitly instead.
@@ -231,11 +233,18 @@ class DecoderConfig:
     iou_test (">=" | ">"), multi_label, agnostic, max_per_class, max_total, max_candidates,
     tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS).
     classes: an allow-list of class ids (others never detected).
+    Segmentation (YOLOv8/YOLO11 -seg): proto names the prototype output ((H/4, W/4, 32) for
+    those models; found by shape when heads are paired by shape), each Head its mask coefficient
+    output. proto_stride: the prototype grid must be image_size / proto_stride (None: not checked).
+    drop_empty_masks: drop detections whose mask at the input size is empty (None: as the
+    preset, True for "ultralytics", whose predictor does it, False for "hailort").
     """
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
                  image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
-                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, **settings: Any) -> None:
+                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, proto: Optional[str] = None,
+                 proto_stride: Optional[int] = 4, drop_empty_masks: Optional[bool] = None,
+                 **settings: Any) -> None:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
@@ -250,22 +259,36 @@ class DecoderConfig:
         resolved = dict(SEMANTICS[semantics])
         resolved.update(settings)
         self._explicit = dict(settings)
+        self._drop_explicit = drop_empty_masks
 
         by_name = {o.name: o for o in self.outputs}
+        if proto is not None and proto not in by_name:
+            raise ValueError(f"proto output {proto!r} is not among the outputs {names}")
         if heads is None:
-            pairs = _pair_by_shape(self.outputs, bins)
+            if proto is None:
+                proto = _find_proto(self.outputs)
+            rest = [o for o in self.outputs if o.name != proto]
+            pairs = _pair_by_shape(rest, bins) if proto is None else _pair_seg_by_shape(rest, by_name[proto], bins)
         else:
             pairs = []
             for h in heads:
                 if not isinstance(h, Head):
                     raise TypeError(f"heads must be Head objects, got {h!r}")
-                for role, n in (("box", h.box), ("cls", h.cls)):
-                    if n not in by_name:
+                for role, n in (("box", h.box), ("cls", h.cls), ("mask", h.mask)):
+                    if n is not None and n not in by_name:
                         raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
                 pairs.append(h)
             if not pairs:
                 raise ValueError("heads must not be empty")
-        used = [n for h in pairs for n in (h.box, h.cls)]
+        self.proto: Optional[str] = proto
+        with_mask = [h for h in pairs if h.mask is not None]
+        if proto is None and with_mask:
+            raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")
+        if proto is not None and len(with_mask) != len(pairs):
+            lacking = [h.box for h in pairs if h.mask is None]
+            raise ValueError(f"with a prototype output ({proto!r}) every head needs its mask coefficient output; "
+                             f"heads with box outputs {lacking} have none")
+        used = [n for h in pairs for n in (h.box, h.cls, h.mask) if n is not None] + ([proto] if proto else [])
         if len(set(used)) != len(used):
             raise ValueError(f"an output is used by more than one head: {used}")
         unused = [n for n in names if n not in used]
@@ -289,6 +312,12 @@ class DecoderConfig:
             if b.shape[:2] != c.shape[:2]:
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
         self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
+        if proto is not None:
+            _check_seg(by_name[proto], [by_name[h.mask] for h in self.heads if h.mask], self.heads, by_name,
+                       self.image_size, proto_stride)
+        self.proto_stride = proto_stride
+        self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
+        self.task = "segment" if proto is not None else "detect"
 
         s = resolved
         self.class_activation = _choice(s["class_activation"], ("none", "sigmoid"), "class_activation")
@@ -345,6 +374,10 @@ class DecoderConfig:
         or any setting)."""
         kw: Dict[str, Any] = dict(outputs=self.outputs, heads=self.heads, image_size=self.image_size,
                                   semantics=self.semantics, classes=self.classes, **self._explicit)
+        if self.proto is not None:
+            kw.update(proto=self.proto, proto_stride=self.proto_stride)
+            if self._drop_explicit is not None:
+                kw["drop_empty_masks"] = self._drop_explicit
         if "semantics" in changes and changes["semantics"] != self.semantics:
             # A new preset fills everything the caller did not set explicitly.
             kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}
@@ -507,5 +540,68 @@ def _resolve_strides(pairs: Sequence[Head], by_name: Mapping[str, OutputInfo],
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grid {(gh, gw)} does not divide image_size {(ih, iw)} "
                                  f"into one stride; pass the stride")
             st = ih // gh
-        resolved.append(Head(h.box, h.cls, st))
+        resolved.append(Head(h.box, h.cls, st, h.mask))
     return (ih, iw), tuple(resolved)
+
+
+def _find_proto(outputs: Sequence[OutputInfo]) -> Optional[str]:
+    """The prototype output of a -seg model, by shape: alone on the finest grid, twice as fine as
+    the next (stride 4 against 8), while every other grid holds three outputs (box, class, mask
+    coefficients). None when the outputs do not look like that (a detection model)."""
+    groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
+    for o in outputs:
+        groups.setdefault(o.shape[:2], []).append(o)
+    if len(groups) < 2:
+        return None
+    ordered = sorted(groups, key=lambda g: -g[0] * g[1])
+    finest, next_ = ordered[0], ordered[1]
+    if len(groups[finest]) != 1 or finest != (2 * next_[0], 2 * next_[1]):
+        return None
+    if not all(len(groups[g]) == 3 for g in ordered[1:]):
+        return None
+    return groups[finest][0].name
+
+
+def _pair_seg_by_shape(outputs: Sequence[OutputInfo], proto: OutputInfo, bins: Optional[int]) -> List[Head]:
+    """(box, cls, mask) heads of a -seg model by shape: per grid the output with the prototype's
+    channel count holds the coefficients, the other two pair as for detection."""
+    groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
+    for o in outputs:
+        groups.setdefault(o.shape[:2], []).append(o)
+    advice = "pass heads=[Head(box=..., cls=..., stride=..., mask=...), ...]"
+    bad = {g: [o.name for o in os_] for g, os_ in groups.items() if len(os_) != 3}
+    if bad:
+        raise ValueError(f"cannot pair segmentation outputs by shape: each grid needs a box, a class and a mask "
+                         f"coefficient output, got {bad}; {advice}")
+    heads = []
+    for grid, trio in sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1]):
+        masks = [o for o in trio if o.channels == proto.channels]
+        if len(masks) != 1:
+            raise ValueError(f"cannot tell the mask coefficient output on grid {grid}: "
+                             f"{[(o.name, o.channels) for o in trio]} against prototype {proto.name!r} with "
+                             f"{proto.channels} channels; {advice}")
+        a, b = [o for o in trio if o is not masks[0]]
+        box = _pick_box(a, b, bins)
+        if box is None:
+            raise ValueError(f"cannot tell box from class output on grid {grid}: {a.name!r} has {a.channels} channels, "
+                             f"{b.name!r} has {b.channels}; {advice}")
+        heads.append(Head(box.name, (b if box is a else a).name, None, masks[0].name))
+    return heads
+
+
+def _check_seg(proto: OutputInfo, masks: Sequence[OutputInfo], heads: Sequence[Head],
+               by_name: Mapping[str, OutputInfo], image_size: Tuple[int, int], proto_stride: Optional[int]) -> None:
+    for h in heads:
+        m, b = by_name[h.mask], by_name[h.box]  # type: ignore[index]
+        if m.channels != proto.channels:
+            raise ValueError(f"output {m.name!r}: {m.channels} mask coefficients, but the prototype output "
+                             f"{proto.name!r} has {proto.channels} channels (they must be equal)")
+        if m.shape[:2] != b.shape[:2]:
+            raise ValueError(f"output {m.name!r}: mask coefficient grid {m.shape[:2]} differs from its head's box "
+                             f"grid {b.shape[:2]} ({b.name!r})")
+    if proto_stride is not None:
+        st = int(proto_stride)
+        want = (image_size[0] // st, image_size[1] // st)
+        if image_size[0] % st or image_size[1] % st or proto.shape[:2] != want:
+            raise ValueError(f"output {proto.name!r}: prototype grid {proto.shape[:2]} is not image_size / {st} = "
+                             f"{want} (image_size {image_size}); pass proto_stride=None to allow it")

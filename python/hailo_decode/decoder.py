@@ -10,7 +10,7 @@ import numpy as np
 from . import _core
 from ._entry_points import lookup
 from .config import DecoderConfig, OutputInfo
-from .detections import NMS_FORMATS, Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
 from .diagnostics import diagnose_outputs
 
@@ -50,10 +50,15 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
         hs = _core.HeadSpec()
         hs.box_output, hs.cls_output = index[h.box], index[h.cls]
         hs.stride = int(cast(int, h.stride))  # DecoderConfig resolved every head's stride
+        if h.mask is not None:
+            hs.mask_output = index[h.mask]
         heads.append(hs)
     c.heads = heads
     c.num_classes = cfg.num_classes
     c.bins = cfg.bins
+    if cfg.proto is not None:
+        c.proto_output = index[cfg.proto]
+        c.drop_empty_masks = cfg.drop_empty_masks
     s = _core.Settings()
     s.sigmoid = cfg.class_activation == "sigmoid"
     s.score_threshold = list(cfg.thresholds_per_class())
@@ -113,6 +118,12 @@ class Decoder:
                            for o in config.outputs)
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
+        if config.proto is not None:
+            ph, pw = config.output(config.proto).shape[:2]
+            ih, iw = config.image_size
+            self._mask_grid: Optional[Tuple[int, int, int, int]] = (ph, pw, ih, iw)
+        else:
+            self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
@@ -177,7 +188,11 @@ class Decoder:
         fast = self._fast_arrays(raw)
         arrays, batch = fast if fast is not None else self._arrays(raw)
         frames = self._core.decode(arrays, 1 if batch is None else batch)
-        dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
+        if self._mask_grid is None:
+            dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
+        else:  # segmentation: each frame's mask windows and logits, copies owned by its Detections
+            dets = [Detections._trusted(f[0], f[1], f[2], self._meta,
+                                        MaskLogits(f[3], f[4], f[5], self._mask_grid)) for f in frames]
         return dets[0] if batch is None else dets
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002

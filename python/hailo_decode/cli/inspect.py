@@ -51,8 +51,9 @@ def _q(v: Any) -> Any:
 
 def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
     return dict(
-        semantics=cfg.semantics, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
-        heads=[dict(box=h.box, cls=h.cls, stride=h.stride) for h in cfg.heads],
+        semantics=cfg.semantics, task=cfg.task, num_classes=cfg.num_classes, bins=cfg.bins,
+        image_size=list(cfg.image_size), proto=cfg.proto,
+        heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **({"mask": h.mask} if h.mask else {})) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
                       padded_shape=list(o.memory_shape), device=o.device) for o in cfg.outputs],
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
@@ -230,10 +231,14 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             lines.append(f"        none: {ng['decoder_error']}")
         else:
             src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes"
-            lines.append(f"        {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
+            task = cfg.get("task", "detect")
+            lines.append(f"        task {task}: {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
                          f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
             for hd in cfg["heads"]:
-                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}")
+                mask = f", mask coefficients {hd['mask']}" if hd.get("mask") else ""
+                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}{mask}")
+            if cfg.get("proto"):
+                lines.append(f"            prototypes {cfg['proto']} (instance masks at the prototype grid and the input size)")
             for o in cfg["outputs"]:
                 dev = f", device buffer padded {_shape_str(o['padded_shape'])}" if o["device"] else ""
                 q = ", ".join(f"{len(v)} per-channel {k}" if isinstance(v, list) else f"{k} {_fmt(v)}"
