@@ -44,9 +44,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core", "by_score_input",
                      "bbox_only_input", "tasks_valid", "tasks_faults")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
+SEG_HARNESSES = ("seg_valid", "seg_faults", "byte_mask_input", "render_masks")
 INTEROP_HARNESSES = ("interop",)
-TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "interop": INTEROP_HARNESSES,
-           "all": DECODER_HARNESSES + HEF_HARNESSES + INTEROP_HARNESSES}
+TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "interop": INTEROP_HARNESSES, "seg": SEG_HARNESSES,
+           "all": DECODER_HARNESSES + HEF_HARNESSES + INTEROP_HARNESSES + SEG_HARNESSES}
 
 
 def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
@@ -57,6 +58,12 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
         from fuzz import task_cases as tc
 
         return tc.task_specs(valid=name == "tasks_valid"), tc.run_task_spec
+    if name in SEG_HARNESSES:
+        from fuzz import seg_cases as sc
+
+        strategy = {"seg_valid": lambda: sc.seg_specs(valid=True), "seg_faults": lambda: sc.seg_specs(valid=False),
+                    "byte_mask_input": sc.byte_mask_specs, "render_masks": sc.render_specs}[name]()
+        return strategy, sc.run_any
     if name in INTEROP_HARNESSES:
         from fuzz import test_fuzz_interop as ti
 
@@ -93,6 +100,10 @@ def replay(spec_json: str) -> str:
         from fuzz import test_fuzz_hef as th
 
         return th.run_hef_spec(spec)
+    if spec["kind"] in ("seg", "byte_mask", "render"):
+        from fuzz import seg_cases as sc
+
+        return sc.run_any(spec)
     from fuzz import decoder_cases as dc
 
     return dc.run_spec(spec)
@@ -177,7 +188,7 @@ def main(argv: List[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=600.0, help="total wall time (split among the harnesses)")
     ap.add_argument("--target", choices=sorted(TARGETS), default="all")
-    ap.add_argument("--harness", action="append", choices=DECODER_HARNESSES + HEF_HARNESSES,
+    ap.add_argument("--harness", action="append", choices=DECODER_HARNESSES + HEF_HARNESSES + SEG_HARNESSES,
                     help="run only this harness (repeatable); overrides --target")
     ap.add_argument("--jobs", type=int, default=2, help="workers at a time (default 2)")
     ap.add_argument("--seed", type=int, default=None, help="base seed (default: from the clock)")

@@ -376,7 +376,7 @@ def _pose_outs(kpt_channels=51, kpt_grid=None, angle=False):
     (lambda: hd.DecoderConfig(*_pose_outs(1, kpt_grid=(4, 2), angle=True)), r"angle output 'extra': grid \(4, 2\)"),
     (lambda: hd.DecoderConfig(*_pose_outs(51), task="obb"), r"task='obb' needs an angle output"),
     (lambda: hd.DecoderConfig(*_pose_outs(51), keypoint_dims=4), r"keypoint_dims must be 2 .* or 3"),
-    (lambda: hd.DecoderConfig(*_pose_outs(51), task="segment"), r"task must be one of"),
+    (lambda: hd.DecoderConfig(*_pose_outs(51), task="keypoints"), r"task must be one of"),
     (lambda: hd.DecoderConfig(_pose_outs(51)[0], [hd.Head("box", "cls", 8, kpt="nope")]), r"kpt output 'nope' is not among"),
     (lambda: hd.DecoderConfig(*_pose_outs(51), rotated_class_offset=-1.0), r"rotated_class_offset must be"),
 ])

@@ -16,6 +16,7 @@
 #include "hailo_decode/pack.hpp"
 #include "hailo_decode/pack_by_score.hpp"
 #include "hailo_decode/bbox_only.hpp"
+#include "masks.hpp"
 #include "../src/kernels/kernels.hpp"
 #include "../src/rotated_nms.hpp"
 
@@ -86,6 +87,11 @@ public:
             const bool has_rbox = !dec_.config().heads.empty() && dec_.config().heads[0].angle_output >= 0;
             const auto kp = dec_.keypoints(f);
             const auto rb = dec_.rboxes(f);
+            if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
+                py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
+                frames.append(py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]));
+                continue;
+            }
             if (!has_kpt && !has_rbox) {
                 frames.append(py::make_tuple(boxes, scores, classes));
                 continue;
@@ -258,7 +264,8 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("settings", &Config::settings)
         .def_readwrite("num_keypoints", &Config::num_keypoints)
         .def_readwrite("keypoint_dims", &Config::keypoint_dims)
-        .def_readwrite("proto_output", &Config::proto_output);
+        .def_readwrite("proto_output", &Config::proto_output)
+        .def_readwrite("drop_empty_masks", &Config::drop_empty_masks);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
@@ -270,6 +277,7 @@ PYBIND11_MODULE(_native, m) {
              "(keypoints (n,K,3) f32 or None, rboxes (n,5) f32 or None) after them when the heads have "
              "keypoint or angle outputs.");
 
+    hailo_decode_bindings::bind_masks(m);
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
     m.def("probiou", [](py::array_t<float, py::array::c_style | py::array::forcecast> a,

@@ -9,6 +9,7 @@
 
 #include "dfl.hpp"
 #include "gather.hpp"
+#include "mask_logits.hpp"
 #include "nms.hpp"
 #include "rotated_box.hpp"
 #include "rotated_nms.hpp"
@@ -54,10 +55,19 @@ struct alignas(64) Workspace {
     ScratchVector<RotatedBox> rboxes;
     const void* const* tensors = nullptr;  // the frame being decoded (for the task outputs)
     size_t frame = 0;
+    // Segmentation: per result its mask window, and the frames' window logits.
+    std::vector<MaskWindow> windows;
+    ScratchVector<float> logits;
+    std::vector<float> coef_floats;       // one detection's coefficients, dequantized
+    MaskCoefficients coef;
+    std::vector<float> cell_scratch;
+    std::vector<int32_t> int_scratch;
+    MaskScratch render_scratch;
 };
 
 struct FrameSlot {
     size_t workspace, start, count;
+    size_t logit_start, logit_count;
 };
 
 }  // namespace
@@ -83,6 +93,15 @@ struct Decoder::Impl {
     };
     std::vector<std::vector<AngleEntry>> angle_tables;
     std::vector<std::vector<float>> visibility_tables;
+    // Segmentation
+    bool masks = false;
+    ProtoPlan proto_plan;
+    std::vector<CoefPlan> coef_plans;    // one per head
+    MaskGrid grid;
+
+    void validate_masks();
+    // Windows and logits of the frame's detections ws.results[start..], dropping empty masks if asked.
+    void decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws);
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
@@ -116,7 +135,8 @@ void Decoder::Impl::validate_tasks() {
     const size_t n_heads = cfg.heads.size();
     if (with_kpt != 0 && with_kpt != n_heads) bad("keypoint outputs: every head needs one, or none may have one");
     if (with_angle != 0 && with_angle != n_heads) bad("angle outputs: every head needs one, or none may have one");
-    if (with_mask != 0) bad("mask outputs are not decoded by this core yet");
+    if (with_mask != 0 && (with_kpt != 0 || with_angle != 0))
+        bad("mask coefficient outputs together with keypoint or angle outputs are not supported");
     if (cfg.num_keypoints < 0 || cfg.num_keypoints > 4096)
         bad("num_keypoints must be in [0, 4096], got " + std::to_string(cfg.num_keypoints));
     if ((cfg.num_keypoints > 0) != (with_kpt > 0))
@@ -207,6 +227,35 @@ void Decoder::Impl::validate() {
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
     }
     validate_tasks();
+    validate_masks();
+}
+
+void Decoder::Impl::validate_masks() {
+    bool any_mask = cfg.proto_output >= 0;
+    for (const auto& h : cfg.heads) any_mask = any_mask || h.mask_output >= 0;
+    if (!any_mask) return;
+    if (cfg.proto_output < 0 || size_t(cfg.proto_output) >= views.size())
+        bad("mask coefficient outputs need a prototype output (proto_output), got index " + std::to_string(cfg.proto_output));
+    const TensorView& proto = views[size_t(cfg.proto_output)];
+    for (const auto& h : cfg.heads) {
+        if (h.mask_output < 0 || size_t(h.mask_output) >= views.size())
+            bad("with a prototype output every head needs a mask coefficient output; head ('" +
+                views[size_t(h.box_output)].spec->name + "') has index " + std::to_string(h.mask_output));
+        const TensorView& m = views[size_t(h.mask_output)];
+        const TensorView& box = views[size_t(h.box_output)];
+        if (m.height != box.height || m.width != box.width)
+            bad("output '" + m.spec->name + "': mask coefficient grid (" + std::to_string(m.height) + ", " +
+                std::to_string(m.width) + ") differs from its head's box grid (" + std::to_string(box.height) + ", " +
+                std::to_string(box.width) + ")");
+        if (m.channels != proto.channels)
+            bad("output '" + m.spec->name + "': " + std::to_string(m.channels) +
+                " mask coefficients, but prototype output '" + proto.spec->name + "' has " +
+                std::to_string(proto.channels) + " channels");
+        coef_plans.push_back(make_coef_plan(m));
+    }
+    proto_plan = make_proto_plan(proto);
+    grid = MaskGrid{proto.height, proto.width, cfg.settings.image_height, cfg.settings.image_width};
+    masks = true;
 }
 
 Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
@@ -217,6 +266,11 @@ Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
     for (Workspace& ws : impl_->workspaces) {
         ws.dfl_scratch.resize(size_t(5 * impl_->cfg.bins));
         ws.task_scratch.resize(size_t(std::max(1, impl_->cfg.num_keypoints * impl_->cfg.keypoint_dims)));
+        if (impl_->masks) {
+            ws.coef_floats.resize(size_t(impl_->proto_plan.view->channels));
+            ws.coef.f.reserve(size_t(impl_->proto_plan.view->channels));
+            ws.cell_scratch.reserve(size_t(impl_->proto_plan.view->channels));
+        }
         for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
     }
     if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
@@ -252,6 +306,20 @@ std::pair<const float*, size_t> Decoder::rboxes(size_t index) const {
     if (f.count == 0) return {nullptr, 0};
     return {&impl_->workspaces[f.workspace].rboxes.data()[f.start].cx, f.count};
 }
+Decoder::FrameMasks Decoder::masks(size_t index) const {
+    if (index >= frame_count()) throw std::out_of_range("frame index out of range");
+    FrameMasks out;
+    if (!impl_->masks) return out;
+    const FrameSlot& f = impl_->frames[index];
+    const Workspace& ws = impl_->workspaces[f.workspace];
+    out.windows = ws.windows.data() + f.start;
+    out.count = f.count;
+    out.logits = ws.logits.data() + f.logit_start;
+    out.logit_count = f.logit_count;
+    return out;
+}
+
+MaskGrid Decoder::mask_grid() const { return impl_->grid; }
 
 void Decoder::Impl::check_finite(const TensorView& v, const void* base, size_t n_frames) const {
     // Float inputs are checked where they are read: NaN or inf would make scores and boxes garbage.
@@ -298,10 +366,13 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
         ws.results.clear();
         ws.keypoints.clear();
         ws.rboxes.clear();
+        ws.windows.clear();
+        ws.logits.clear();
         for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
-            const size_t start = ws.results.size();
+            const size_t start = ws.results.size(), logit_start = ws.logits.size();
             batch.m.decode_frame(batch.tensors, f, ws);
-            batch.m.frames[f] = {part, start, ws.results.size() - start};
+            if (batch.m.masks) batch.m.decode_masks(batch.tensors, f, start, ws);
+            batch.m.frames[f] = {part, start, ws.results.size() - start, logit_start, ws.logits.size() - logit_start};
         }
     };
     const size_t parts = std::min(m.workspaces.size(), n_frames);
@@ -490,6 +561,56 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
         return;
     }
     for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
+}
+
+void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    const TensorView& proto = *proto_plan.view;
+    const void* proto_frame = static_cast<const char*>(tensors[cfg.proto_output]) +
+                              frame * proto.frame_stride * dtype_size(proto.dtype);
+    const size_t logit_start = ws.logits.size();
+    const MaskSampling to_input = sampling_to_input(grid);
+    size_t kept = start;
+    for (size_t i = start; i < ws.results.size(); ++i) {
+        const Detection d = ws.results[i];
+        const HeadSpec& head = cfg.heads[d.head];
+        const TensorView& mv = views[size_t(head.mask_output)];
+        const void* coef_frame = static_cast<const char*>(tensors[head.mask_output]) +
+                                 frame * mv.frame_stride * dtype_size(mv.dtype);
+        const int row = int(d.cell / uint32_t(mv.width)), col = int(d.cell % uint32_t(mv.width));
+        // The box in input pixels, x1 y1 x2 y2: the coordinates the masks are cropped with.
+        float b[4];
+        if (s.yxyx) {
+            b[0] = d.box[1]; b[1] = d.box[0]; b[2] = d.box[3]; b[3] = d.box[2];
+        } else {
+            b[0] = d.box[0]; b[1] = d.box[1]; b[2] = d.box[2]; b[3] = d.box[3];
+        }
+        if (s.normalized) {
+            b[0] *= float(s.image_width); b[2] *= float(s.image_width);
+            b[1] *= float(s.image_height); b[3] *= float(s.image_height);
+        }
+        MaskWindow w = mask_window(b, grid);
+        w.offset = ws.logits.size() - logit_start;
+        const size_t n = size_t(w.rows) * size_t(w.cols);
+        if (n) {
+            gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
+            prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
+            ws.logits.resize(ws.logits.size() + n);
+            window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,
+                          ws.cell_scratch, ws.int_scratch);
+        }
+        if (cfg.drop_empty_masks &&
+            (n == 0 || !mask_has_pixels(ws.logits.data() + logit_start + w.offset, w, grid, to_input, b, ws.render_scratch))) {
+            ws.logits.resize(logit_start + w.offset);  // this detection's logits go
+            continue;
+        }
+        ws.results[kept] = d;
+        if (ws.windows.size() <= kept) ws.windows.resize(kept + 1);
+        ws.windows[kept] = w;
+        ++kept;
+    }
+    ws.results.resize(kept);
+    ws.windows.resize(kept);
 }
 
 }  // namespace hailo_decode

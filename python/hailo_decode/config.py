@@ -157,22 +157,24 @@ class OutputInfo:
 @dataclass(frozen=True)
 class Head:
     """One detection scale: the box tensor (4 x bins channels), the class tensor, and its stride
-    (None: derived from the input size). Pose heads add `kpt`, the keypoint tensor (K x 3 channels,
-    x, y, visibility per keypoint, or K x 2); oriented-box (OBB) heads add `angle`, the 1-channel
-    angle tensor."""
+    (None: derived from the input size). Segmentation heads also name their mask coefficient
+    tensor (`mask`, as many channels as the prototype output, `DecoderConfig(proto=...)`); pose
+    heads add `kpt`, the keypoint tensor (K x 3 channels, x, y, visibility per keypoint, or K x 2);
+    oriented-box (OBB) heads add `angle`, the 1-channel angle tensor."""
 
     box: str
     cls: str
     stride: Optional[int] = None
+    mask: Optional[str] = None
     kpt: Optional[str] = None
     angle: Optional[str] = None
 
     def outputs(self) -> Tuple[str, ...]:
-        """The names of this head's outputs: box, cls, then kpt or angle when present."""
-        return tuple(n for n in (self.box, self.cls, self.kpt, self.angle) if n is not None)
+        """The names of this head's outputs: box, cls, then mask, kpt or angle when present."""
+        return tuple(n for n in (self.box, self.cls, self.mask, self.kpt, self.angle) if n is not None)
 
 
-TASKS = ("detect", "pose", "obb")
+TASKS = ("detect", "segment", "pose", "obb")
 # Ultralytics' max_wh: class-aware NMS offsets each box by class x 7680 pixels (utils/nms.py).
 ULTRALYTICS_MAX_WH = 7680.0
 
@@ -247,6 +249,11 @@ class DecoderConfig:
     class-aware rotated NMS offsets box centres by class x this many pixels before probiou, as
     Ultralytics does with max_wh = 7680; 0 compares them unmoved).
     classes: an allow-list of class ids (others never detected).
+    Segmentation (YOLOv8/YOLO11 -seg): proto names the prototype output ((H/4, W/4, 32) for
+    those models; found by shape when heads are paired by shape), each Head its mask coefficient
+    output. proto_stride: the prototype grid must be image_size / proto_stride (None: not checked).
+    drop_empty_masks: drop detections whose mask at the input size is empty (None: as the
+    preset, True for "ultralytics", whose predictor does it, False for "hailort").
     task: "detect", "pose" or "obb"; None: what the heads say (a head with `kpt` is pose, with
     `angle` OBB). When heads are paired from the output shapes, it settles which third output per
     grid is which. keypoint_dims: 3 (x, y, visibility; the default) or 2 (x, y) per keypoint.
@@ -254,7 +261,8 @@ class DecoderConfig:
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
                  image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
-                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None,
+                 classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, proto: Optional[str] = None,
+                 proto_stride: Optional[int] = 4, drop_empty_masks: Optional[bool] = None,
                  task: Optional[str] = None, keypoint_dims: Optional[int] = None, **settings: Any) -> None:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
@@ -270,27 +278,44 @@ class DecoderConfig:
         resolved = dict(SEMANTICS[semantics])
         resolved.update(settings)
         self._explicit = dict(settings)
+        self._drop_explicit = drop_empty_masks
 
         if task is not None:
             _choice(task, TASKS, "task")
         if keypoint_dims is not None and (isinstance(keypoint_dims, bool) or keypoint_dims not in (2, 3)):
             raise ValueError(f"keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got {keypoint_dims!r}")
         by_name = {o.name: o for o in self.outputs}
+        if proto is not None and proto not in by_name:
+            raise ValueError(f"proto output {proto!r} is not among the outputs {names}")
         if heads is None:
-            pairs = _pair_by_shape(self.outputs, bins, task, keypoint_dims)
+            if proto is None and task in (None, "segment"):
+                proto = _find_proto(self.outputs)
+            rest = [o for o in self.outputs if o.name != proto]
+            pairs = (_pair_by_shape(rest, bins, task, keypoint_dims) if proto is None
+                     else _pair_seg_by_shape(rest, by_name[proto], bins))
         else:
             pairs = []
             for h in heads:
                 if not isinstance(h, Head):
                     raise TypeError(f"heads must be Head objects, got {h!r}")
-                for role, n in (("box", h.box), ("cls", h.cls), ("kpt", h.kpt), ("angle", h.angle)):
+                for role, n in (("box", h.box), ("cls", h.cls), ("mask", h.mask), ("kpt", h.kpt), ("angle", h.angle)):
                     if n is not None and n not in by_name:
                         raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
                 pairs.append(h)
             if not pairs:
                 raise ValueError("heads must not be empty")
+        self.proto: Optional[str] = proto
+        with_mask = [h for h in pairs if h.mask is not None]
+        if proto is None and with_mask:
+            raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")
+        if proto is not None and len(with_mask) != len(pairs):
+            lacking = [h.box for h in pairs if h.mask is None]
+            raise ValueError(f"with a prototype output ({proto!r}) every head needs its mask coefficient output; "
+                             f"heads with box outputs {lacking} have none")
+        if with_mask and any(h.kpt is not None or h.angle is not None for h in pairs):
+            raise ValueError("a head has mask coefficients or keypoints or an angle, not two of them")
         self.task, self.num_keypoints, self.keypoint_dims = _check_task_outputs(pairs, by_name, task, keypoint_dims)
-        used = [n for h in pairs for n in h.outputs()]
+        used = [n for h in pairs for n in h.outputs()] + ([proto] if proto else [])
         if len(set(used)) != len(used):
             raise ValueError(f"an output is used by more than one head: {used}")
         unused = [n for n in names if n not in used]
@@ -314,6 +339,11 @@ class DecoderConfig:
             if b.shape[:2] != c.shape[:2]:
                 raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
         self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
+        if proto is not None:
+            _check_seg(by_name[proto], [by_name[h.mask] for h in self.heads if h.mask], self.heads, by_name,
+                       self.image_size, proto_stride)
+        self.proto_stride = proto_stride
+        self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
 
         s = resolved
         self.class_activation = _choice(s["class_activation"], ("none", "sigmoid"), "class_activation")
@@ -377,6 +407,10 @@ class DecoderConfig:
                                   semantics=self.semantics, classes=self.classes, task=self.task,
                                   keypoint_dims=self.keypoint_dims if self.task == "pose" else None,
                                   **self._explicit)
+        if self.proto is not None:
+            kw.update(proto=self.proto, proto_stride=self.proto_stride)
+            if self._drop_explicit is not None:
+                kw["drop_empty_masks"] = self._drop_explicit
         if "semantics" in changes and changes["semantics"] != self.semantics:
             # A new preset fills everything the caller did not set explicitly.
             kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}
@@ -493,9 +527,11 @@ def _check_task_outputs(heads: Sequence[Head], by_name: Mapping[str, OutputInfo]
                              f"have none")
     if with_kpt and with_angle:
         raise ValueError("a head has either a kpt (pose) or an angle (OBB) output, not both")
-    found = "pose" if with_kpt else "obb" if with_angle else "detect"
+    with_mask = any(h.mask is not None for h in heads)
+    found = "pose" if with_kpt else "obb" if with_angle else "segment" if with_mask else "detect"
     if task is not None and task != found:
-        need = {"pose": "a kpt output", "obb": "an angle output", "detect": "no kpt or angle output"}[task]
+        need = {"pose": "a kpt output", "obb": "an angle output", "segment": "a mask output (and proto=)",
+                "detect": "no kpt, angle or mask output"}[task]
         raise ValueError(f"task={task!r} needs {need} on every head; the heads describe {found!r}")
     for h in heads:
         box = by_name[h.box]
@@ -636,3 +672,66 @@ def _resolve_strides(pairs: Sequence[Head], by_name: Mapping[str, OutputInfo],
             st = ih // gh
         resolved.append(_dc_replace(h, stride=st))
     return (ih, iw), tuple(resolved)
+
+
+def _find_proto(outputs: Sequence[OutputInfo]) -> Optional[str]:
+    """The prototype output of a -seg model, by shape: alone on the finest grid, twice as fine as
+    the next (stride 4 against 8), while every other grid holds three outputs (box, class, mask
+    coefficients). None when the outputs do not look like that (a detection model)."""
+    groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
+    for o in outputs:
+        groups.setdefault(o.shape[:2], []).append(o)
+    if len(groups) < 2:
+        return None
+    ordered = sorted(groups, key=lambda g: -g[0] * g[1])
+    finest, next_ = ordered[0], ordered[1]
+    if len(groups[finest]) != 1 or finest != (2 * next_[0], 2 * next_[1]):
+        return None
+    if not all(len(groups[g]) == 3 for g in ordered[1:]):
+        return None
+    return groups[finest][0].name
+
+
+def _pair_seg_by_shape(outputs: Sequence[OutputInfo], proto: OutputInfo, bins: Optional[int]) -> List[Head]:
+    """(box, cls, mask) heads of a -seg model by shape: per grid the output with the prototype's
+    channel count holds the coefficients, the other two pair as for detection."""
+    groups: Dict[Tuple[int, int], List[OutputInfo]] = {}
+    for o in outputs:
+        groups.setdefault(o.shape[:2], []).append(o)
+    advice = "pass heads=[Head(box=..., cls=..., stride=..., mask=...), ...]"
+    bad = {g: [o.name for o in os_] for g, os_ in groups.items() if len(os_) != 3}
+    if bad:
+        raise ValueError(f"cannot pair segmentation outputs by shape: each grid needs a box, a class and a mask "
+                         f"coefficient output, got {bad}; {advice}")
+    heads = []
+    for grid, trio in sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1]):
+        masks = [o for o in trio if o.channels == proto.channels]
+        if len(masks) != 1:
+            raise ValueError(f"cannot tell the mask coefficient output on grid {grid}: "
+                             f"{[(o.name, o.channels) for o in trio]} against prototype {proto.name!r} with "
+                             f"{proto.channels} channels; {advice}")
+        a, b = [o for o in trio if o is not masks[0]]
+        box = _pick_box(a, b, bins)
+        if box is None:
+            raise ValueError(f"cannot tell box from class output on grid {grid}: {a.name!r} has {a.channels} channels, "
+                             f"{b.name!r} has {b.channels}; {advice}")
+        heads.append(Head(box.name, (b if box is a else a).name, None, masks[0].name))
+    return heads
+
+
+def _check_seg(proto: OutputInfo, masks: Sequence[OutputInfo], heads: Sequence[Head],
+               by_name: Mapping[str, OutputInfo], image_size: Tuple[int, int], proto_stride: Optional[int]) -> None:
+    for h in heads:
+        m, b = by_name[h.mask], by_name[h.box]  # type: ignore[index]
+        if m.channels != proto.channels:
+            raise ValueError(f"output {m.name!r}: {m.channels} mask coefficients, but the prototype output "
+                             f"{proto.name!r} has {proto.channels} channels (they must be equal)")
+        if m.shape[:2] != b.shape[:2]:
+            raise ValueError(f"output {m.name!r}: mask coefficient grid {m.shape[:2]} differs from its head's box "
+                             f"grid {b.shape[:2]} ({b.name!r})")
+    if proto_stride is not None:
+        st = int(proto_stride)
+        want = (image_size[0] // st, image_size[1] // st)
+        if image_size[0] % st or image_size[1] % st or proto.shape[:2] != want:
+            raise ValueError(f"output {proto.name!r}: prototype grid {proto.shape[:2]} is not image_size / {st} = "
+                             f"{want} (image_size {image_size}); pass proto_stride=None to allow it")

@@ -10,7 +10,7 @@ import numpy as np
 from . import _core
 from ._entry_points import lookup
 from .config import DecoderConfig, OutputInfo
-from .detections import NMS_FORMATS, Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
 from .diagnostics import diagnose_outputs
 
@@ -54,12 +54,17 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
             hs.kpt_output = index[h.kpt]
         if h.angle is not None:
             hs.angle_output = index[h.angle]
+        if h.mask is not None:
+            hs.mask_output = index[h.mask]
         heads.append(hs)
     c.heads = heads
     c.num_classes = cfg.num_classes
     c.bins = cfg.bins
     c.num_keypoints = cfg.num_keypoints
     c.keypoint_dims = cfg.keypoint_dims
+    if cfg.proto is not None:
+        c.proto_output = index[cfg.proto]
+        c.drop_empty_masks = cfg.drop_empty_masks
     s = _core.Settings()
     s.sigmoid = cfg.class_activation == "sigmoid"
     s.score_threshold = list(cfg.thresholds_per_class())
@@ -120,6 +125,12 @@ class Decoder:
                            for o in config.outputs)
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
+        if config.proto is not None:
+            ph, pw = config.output(config.proto).shape[:2]
+            ih, iw = config.image_size
+            self._mask_grid: Optional[Tuple[int, int, int, int]] = (ph, pw, ih, iw)
+        else:
+            self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
@@ -184,8 +195,13 @@ class Decoder:
         fast = self._fast_arrays(raw)
         arrays, batch = fast if fast is not None else self._arrays(raw)
         frames = self._core.decode(arrays, 1 if batch is None else batch)
-        # (boxes, scores, class_ids), and (keypoints, rboxes) after them for pose and OBB heads
-        dets = [Detections._trusted(*f, meta=self._meta) for f in frames]
+        # (boxes, scores, class_ids), then (keypoints, rboxes) for pose and OBB heads, or the mask
+        # windows, offsets and logits for segmentation
+        if self._mask_grid is None:
+            dets = [Detections._trusted(*f, meta=self._meta) for f in frames]
+        else:  # segmentation: each frame's mask windows and logits, copies owned by its Detections
+            dets = [Detections._trusted(f[0], f[1], f[2], meta=self._meta,
+                                        mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid)) for f in frames]
         return dets[0] if batch is None else dets
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002

@@ -11,8 +11,9 @@ import numpy as np
 
 from .config import DecoderConfig, Head, OutputInfo
 
-__all__ = ["DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_frames", "load_demo_frames", "load_demo_images",
-           "load_task_demo", "task_demo_config", "task_demo_frames"]
+__all__ = ["DEMO_HEADS", "SEG_DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_frames", "load_demo_frames",
+           "load_demo_images", "load_seg_demo_frames", "load_task_demo", "seg_demo_config", "seg_demo_frames",
+           "task_demo_config", "task_demo_frames"]
 
 # (stride, box key, class key) of the bundled 2-class YOLOv8; outputs are named "fall/<key>".
 DEMO_HEADS = ((8, "box_8", "cls_8"), (16, "box_16", "cls_16"), (32, "box_32", "cls_32"))
@@ -63,6 +64,42 @@ def load_demo_images() -> List[np.ndarray]:
         with Image.open(io.BytesIO(jpeg.tobytes())) as im:
             images.append(np.asarray(im.convert("RGB"), dtype=np.uint8))
     return images
+
+
+# -- segmentation demo (data/seg_uint8.npz, made by scripts/make_task_fixtures.py) -------------------
+SEG_DEMO_HEADS = tuple((s, f"box_{s}", f"cls_{s}", f"mask_{s}") for s in (8, 16, 32))
+
+
+def load_seg_demo_frames() -> Dict[str, np.ndarray]:
+    """The bundled -seg frame: uint8 heads (box, class, mask coefficients per stride) and the
+    prototype tensor of a YOLO11n-seg head (a transplant: trained detector, untrained mask branch;
+    tests/fixtures/README.md), quantized per tensor, with Ultralytics' results at conf 0.25."""
+    with resources.files("hailo_decode").joinpath("data/seg_uint8.npz").open("rb") as f:
+        with np.load(f, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+
+def seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
+    """The configuration of the bundled -seg outputs ("seg/<key>"); keywords override settings."""
+    outputs: List[OutputInfo] = []
+    heads: List[Head] = []
+    for stride, box, cls, mask in SEG_DEMO_HEADS:
+        for key in (box, cls, mask):
+            outputs.append(OutputInfo(f"seg/{key}", data[key].shape[1:], "uint8", "NHWC",
+                                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"])))
+        heads.append(Head(f"seg/{box}", f"seg/{cls}", stride, f"seg/{mask}"))
+    outputs.append(OutputInfo("seg/proto", data["proto"].shape[1:], "uint8", "NHWC",
+                              zp=float(data["zp_proto"]), scale=float(data["scale_proto"])))
+    settings.setdefault("class_activation", "sigmoid")
+    settings.setdefault("score_threshold", 0.25)
+    ih, iw = (int(v) for v in data["input_hw"])
+    return DecoderConfig(outputs, heads, image_size=(ih, iw), proto="seg/proto", **settings)
+
+
+def seg_demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """The bundled -seg batch keyed by output name."""
+    keys = [k for _, b, c, m in SEG_DEMO_HEADS for k in (b, c, m)] + ["proto"]
+    return {f"seg/{k}": data[k] for k in keys}
 
 
 # Pose and OBB demo files (data/<task>_uint8.npz, made by scripts/make_task_fixtures.py): the

@@ -1,7 +1,9 @@
 """Detections, and their conversions to and from every HailoRT NMS output form. The forms
 themselves (layouts, sizes, readers, writers) live in `hailo_decode.formats`, one module a form:
 by_class (HAILO_NMS_BY_CLASS and pyhailort's list / tf_nms_format views of it), by_score
-(HAILO_NMS_BY_SCORE), bbox_only (the yolov8_bbox_only op's boxes and scores, NMS on the host)."""
+(HAILO_NMS_BY_SCORE), bbox_only (the yolov8_bbox_only op's boxes and scores, NMS on the host),
+byte_mask (HAILO_NMS_WITH_BYTE_MASK, instance masks). Instance masks themselves come from the
+prototype logits a Detections owns (MaskLogits), rendered by the C++ masks room."""
 
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
+from . import _core
 from .config import BOX_FORMATS, _opt_int
 from .formats import bbox_only, by_class, by_score
+from .formats import byte_mask as _byte_mask
 
-__all__ = ["Detections", "decode_hailo_nms", "hailo_nms_buffer_size", "hailo_nms_by_score_buffer_size", "NMS_FORMATS"]
+__all__ = ["Detections", "MaskLogits", "decode_hailo_nms", "hailo_nms_buffer_size", "hailo_nms_by_score_buffer_size",
+           "NMS_FORMATS"]
 
-NMS_FORMATS = ("by_class", "by_score", "bbox_only")
+NMS_FORMATS = ("by_class", "by_score", "bbox_only", "byte_mask")
 DEFAULT_MAX_PER_CLASS = by_class.DEFAULT_MAX_PER_CLASS
 MAX_NMS_BUFFER_FLOATS = by_class.MAX_NMS_BUFFER_FLOATS
 hailo_max_per_class = by_class.max_per_class_or_default
@@ -41,6 +46,23 @@ def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[T
     return np.ascontiguousarray(out, dtype=np.float32)
 
 
+class MaskLogits:
+    """A frame's mask logits as the decoder left them (arrays this object owns): per detection a
+    window of the prototype grid, windows (n, 4) int32 [row0, col0, rows, cols], its logits
+    row-major at logits[offsets[i]:], and the grid (proto_h, proto_w, input_h, input_w)."""
+
+    __slots__ = ("windows", "offsets", "logits", "grid")
+
+    def __init__(self, windows: np.ndarray, offsets: np.ndarray, logits: np.ndarray,
+                 grid: Tuple[int, int, int, int]) -> None:
+        self.windows, self.offsets, self.logits, self.grid = windows, offsets, logits, grid
+
+    def render(self, crops: np.ndarray, sampling: Tuple[float, float, float, float, int, int]) -> np.ndarray:
+        """(n, H, W) bool masks at the sampling's grid, cropped to crops (n, 4) xyxy in its pixels."""
+        crops = np.ascontiguousarray(crops, dtype=np.float32).reshape(-1, 4)
+        return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling).view(np.bool_)
+
+
 class Detections:
     """Kept detections of one frame, best score first.
 
@@ -53,15 +75,21 @@ class Detections:
     OBB heads: rboxes (n, 5) float32 [cx, cy, w, h, angle] in input pixels and radians
     (Ultralytics' xywhr), and `boxes` the axis-aligned box that encloses each rotated box.
     Both are None for plain detection.
+
+    Segmentation: `masks` (n, H, W) bool at the network input size (at the original image size
+    after to_original), as Ultralytics' process_mask(upsample=True) (retina_masks after
+    to_original); `masks_at_proto()` at the prototype grid. They are rendered on first use from
+    the prototype logits this object owns (none of the caller's buffers is kept).
     """
 
     __slots__ = ("boxes", "scores", "class_ids", "box_format", "image_size", "num_classes", "max_per_class",
-                 "keypoints", "rboxes")
+                 "keypoints", "rboxes", "_mask_logits", "_mask_view", "_masks")
 
     def __init__(self, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray, *,
                  box_format: str = "yxyx_normalized", image_size: Optional[Tuple[int, int]] = None,
                  num_classes: Optional[int] = None, max_per_class: Optional[int] = None,
-                 keypoints: Optional[np.ndarray] = None, rboxes: Optional[np.ndarray] = None) -> None:
+                 keypoints: Optional[np.ndarray] = None, rboxes: Optional[np.ndarray] = None,
+                 masks: Optional[np.ndarray] = None) -> None:
         self.boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
         self.scores = np.asarray(scores, dtype=np.float32).reshape(-1)
         self.class_ids = np.asarray(class_ids, dtype=np.int32).reshape(-1)
@@ -88,11 +116,19 @@ class Detections:
         self.image_size = None if image_size is None else (int(image_size[0]), int(image_size[1]))
         self.num_classes = num_classes
         self.max_per_class = max_per_class
+        self._mask_logits: Optional[MaskLogits] = None
+        self._mask_view: Optional[Tuple[Any, np.ndarray]] = None  # (sampling, crops) of `masks`
+        self._masks: Optional[np.ndarray] = None
+        if masks is not None:
+            m = np.array(masks, dtype=np.bool_, copy=True)
+            if m.ndim != 3 or len(m) != len(self.scores):
+                raise ValueError(f"masks must be (n, H, W) with n = {len(self.scores)}, got shape {m.shape}")
+            self._masks = m
 
     @classmethod
     def _trusted(cls, boxes: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
                  keypoints: Optional[np.ndarray] = None, rboxes: Optional[np.ndarray] = None, *,
-                 meta: dict) -> "Detections":
+                 meta: dict, mask_logits: Optional[MaskLogits] = None) -> "Detections":
         """From the core's own arrays (already (n, 4) float32, (n,) float32, (n,) int32, and
         (n, K, 3), (n, 5) float32 or None): no checks."""
         d = cls.__new__(cls)
@@ -100,7 +136,65 @@ class Detections:
         d.keypoints, d.rboxes = keypoints, rboxes
         d.box_format, d.image_size = meta["box_format"], meta["image_size"]
         d.num_classes, d.max_per_class = meta["num_classes"], meta["max_per_class"]
+        d._mask_logits, d._mask_view, d._masks = mask_logits, None, None
         return d
+
+    # -- segmentation ----------------------------------------------------------------------------
+    @property
+    def has_masks(self) -> bool:
+        return self._mask_logits is not None or self._masks is not None
+
+    @property
+    def masks(self) -> Optional[np.ndarray]:
+        """(n, H, W) bool: at the network input size (Ultralytics' process_mask(..., upsample=True):
+        logits upsampled bilinearly, > 0, cropped to the box), or at the original image size after
+        to_original. None for a model without masks. Rendered once, then kept."""
+        if self._masks is None and self._mask_logits is not None:
+            if self._mask_view is None:
+                ml = self._mask_logits
+                self._masks = ml.render(self.boxes_as("xyxy_pixels"), _core.mask_sampling_input(ml.grid))
+            else:
+                sampling, crops = self._mask_view
+                self._masks = self._mask_logits.render(crops, sampling)
+        return self._masks
+
+    def masks_at_proto(self) -> np.ndarray:
+        """(n, proto_h, proto_w) bool at the prototype grid (input / 4): Ultralytics'
+        process_mask(..., upsample=False), the logit's sign cropped to the box scaled to the grid."""
+        ml = self._mask_logits
+        if ml is None:
+            raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
+        if self._mask_view is not None:
+            raise ValueError("masks_at_proto is for the Detections the decoder returned, not after to_original")
+        ph, pw, ih, iw = ml.grid
+        # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H).
+        ratio = np.array([pw / iw, ph / ih, pw / iw, ph / ih], dtype=np.float32)
+        return ml.render(self.boxes_as("xyxy_pixels") * ratio, _core.mask_sampling_proto(ml.grid))
+
+    def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
+                           mask_budget: Optional[int] = None) -> np.ndarray:
+        """HailoRT's HAILO_NMS_WITH_BYTE_MASK frame (hailo_decode.formats.byte_mask): written into
+        `out` (uint8) or a new buffer of 2 + 38 * max_total + mask_budget bytes (defaults: every
+        detection, HailoRT's 2 * H * W), zero-filled; detections that do not fit are left out."""
+        if self.image_size is None or not self.has_masks:
+            raise ValueError("HAILO_NMS_WITH_BYTE_MASK needs masks and the input size")
+        h, w = self.image_size
+        if out is None:
+            out = np.zeros(_byte_mask.byte_mask_frame_size(len(self) if max_total is None else max_total,
+                                                           2 * h * w if mask_budget is None else mask_budget), np.uint8)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous uint8 ndarray")
+        boxes = np.ascontiguousarray(self.boxes_as("yxyx_normalized"), dtype=np.float32)
+        ml = self._mask_logits
+        if ml is not None and self._mask_view is None:
+            _core.pack_byte_mask(boxes, self.scores, self.class_ids, ml.windows, ml.offsets, ml.logits, ml.grid, out)
+        else:
+            masks = self.masks
+            assert masks is not None
+            if masks.shape[1:] != (h, w):
+                raise ValueError(f"masks are {masks.shape[1:]}, HAILO_NMS_WITH_BYTE_MASK holds them at the input size {(h, w)}")
+            _byte_mask.write_byte_mask(boxes, self.scores, self.class_ids, masks, out)
+        return out
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -170,9 +264,17 @@ class Detections:
             rboxes = r
             corners = rbox_corners(r)
             b = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
-        return Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
-                          num_classes=self.num_classes, max_per_class=self.max_per_class,
-                          keypoints=keypoints, rboxes=rboxes)
+        d = Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
+                       num_classes=self.num_classes, max_per_class=self.max_per_class,
+                       keypoints=keypoints, rboxes=rboxes)
+        if self._mask_logits is not None and self._mask_view is None:
+            # Masks at the original size, as retina_masks: each original pixel samples the
+            # prototype logits where its centre lies in the input, cropped to the scaled box.
+            d._mask_logits = self._mask_logits
+            d._mask_view = (_core.mask_sampling_original(self._mask_logits.grid, oh, ow, gain, pad_x, pad_y), b)
+        elif self._masks is not None:
+            d._masks = _letterbox_undo_nearest(self._masks, (oh, ow), gain, pad_x, pad_y, b)
+        return d
 
     # -- other tools (hailo_decode.interop: each third-party package imported only when called) --
     def to_supervision(self, class_names: Optional[Sequence[str]] = None) -> Any:
@@ -254,6 +356,21 @@ def rbox_corners(rboxes: np.ndarray) -> np.ndarray:
     v2 = np.concatenate([-h / 2 * sin, h / 2 * cos], axis=-1)[:, None, :]
     out = np.concatenate([ctr + v1 + v2, ctr + v1 - v2, ctr - v1 - v2, ctr - v1 + v2], axis=1)
     return out.astype(np.float32, copy=False)
+
+
+def _letterbox_undo_nearest(masks: np.ndarray, size: Tuple[int, int], gain: float, pad_x: float, pad_y: float,
+                            crops: np.ndarray) -> np.ndarray:
+    """Masks at the input size (no logits behind them, e.g. read from HAILO_NMS_WITH_BYTE_MASK) to
+    the original image: each original pixel takes the input pixel its centre falls in, then the crop."""
+    oh, ow = size
+    ih, iw = masks.shape[1:]
+    ys = np.clip(np.floor((np.arange(oh) + 0.5) * gain + pad_y).astype(np.int64), 0, ih - 1)
+    xs = np.clip(np.floor((np.arange(ow) + 0.5) * gain + pad_x).astype(np.int64), 0, iw - 1)
+    out = masks[:, ys][:, :, xs]
+    cols, rows = np.arange(ow, dtype=np.float32), np.arange(oh, dtype=np.float32)
+    for i, (x1, y1, x2, y2) in enumerate(crops):
+        out[i] &= ((rows >= y1) & (rows < y2))[:, None] & ((cols >= x1) & (cols < x2))[None, :]
+    return out
 
 
 def _detections(arrays: Tuple[np.ndarray, np.ndarray, np.ndarray], image_size: Optional[Tuple[int, int]],
@@ -345,6 +462,9 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     pyhailort's list of Detection objects (a list of such lists for a batch). Only what the buffer
     holds is read, whatever its count says (max_bboxes_total, when given, caps it further).
 
+    format="byte_mask" (HAILO_NMS_WITH_BYTE_MASK, YOLOv5-seg HEFs): one frame's bytes (a 2-D uint8
+    array: a batch); needs image_size (the input's (height, width)); the Detections have masks.
+
     format="bbox_only" (the yolov8_bbox_only op): the float32 (1, proposals, 4 + classes) output
     ((N, 1, proposals, 4 + classes) for a batch; flat needs num_classes). HailoRT ran no NMS on it;
     this runs it as the Decoder does, with the `semantics` preset (HailoRT's by default: the
@@ -358,6 +478,10 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     num_classes = _opt_int(num_classes, "num_classes", low=1)
     max_per_class = _opt_int(max_per_class, "max_per_class")
     max_bboxes_total = _opt_int(max_bboxes_total, "max_bboxes_total")
+    if format == "byte_mask":
+        if nms_settings or semantics != "hailort":
+            raise TypeError("NMS settings apply to format=\"bbox_only\" only: HailoRT already ran NMS on a byte_mask output")
+        return _byte_mask_frames(output, num_classes, image_size, box_format)
     if format == "bbox_only":
         if max_per_class is not None:
             nms_settings["max_per_class"] = max_per_class
@@ -368,3 +492,21 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     if format == "by_score":
         return _by_score(output, num_classes, max_per_class, max_bboxes_total, image_size, box_format)
     return _by_class(output, num_classes, max_per_class, image_size, box_format)
+
+
+def _byte_mask_frames(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]],
+                      box_format: str) -> Union[Detections, List[Detections]]:
+    if image_size is None:
+        raise ValueError("HAILO_NMS_WITH_BYTE_MASK needs image_size=(height, width) of the network input")
+    a = np.asarray(output)
+    if a.ndim == 2 and a.dtype == np.uint8:
+        return [cast(Detections, _byte_mask_frames(f, num_classes, image_size, box_format)) for f in a]
+    boxes, scores, classes, masks = _byte_mask.read_byte_mask(a, image_size)
+    if num_classes is not None and len(classes) and classes.max() >= num_classes:
+        raise ValueError(f"HAILO_NMS_WITH_BYTE_MASK buffer has class id {classes.max()}, num_classes is {num_classes}")
+    det = Detections(boxes, scores, classes, box_format="yxyx_normalized", image_size=image_size,
+                     num_classes=num_classes, masks=masks)
+    if box_format != "yxyx_normalized":
+        det = Detections(det.boxes_as(box_format), scores, classes, box_format=box_format, image_size=image_size,
+                         num_classes=num_classes, masks=masks)
+    return det

@@ -1077,16 +1077,22 @@ class HefNmsOutput:
         return decode_hailo_nms(output, format=fmt, **kw)
 
 
+def _hef_network_group(source: Union[str, os.PathLike, bytes, HefInfo],
+                       network_group: Union[None, int, str]) -> Tuple[HefInfo, HefNetworkGroup]:
+    """The HEF (read unless given) and one of its network groups; ValueError naming the choices."""
+    info = source if isinstance(source, HefInfo) else read_hef(source)
+    try:
+        return info, info.network_group(network_group)
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+
+
 def hef_nms_output(source: Union[str, os.PathLike, bytes, HefInfo],
                    network_group: Union[None, int, str] = None) -> HefNmsOutput:
     """The YOLOv8 NMS op's output of a HEF (see HefNmsOutput): which form the op holds (the
     HEF's bbox_decoding_only field), its classes, caps, thresholds and image size.
     ValueError when the network group has no such op."""
-    info = source if isinstance(source, HefInfo) else read_hef(source)
-    try:
-        ng = info.network_group(network_group)
-    except KeyError as e:
-        raise ValueError(str(e.args[0])) from None
+    info, ng = _hef_network_group(source, network_group)
     nms = ng.nms
     if nms is None:
         raise ValueError(f"network group {ng.name!r} has no YOLOv8 NMS op: its outputs are raw heads (use a Decoder)")
@@ -1161,11 +1167,7 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
 
     Raises HefError for an unreadable file, ValueError when no YOLOv8 decoder fits the outputs."""
 
-    info = source if isinstance(source, HefInfo) else read_hef(source)
-    try:
-        ng = info.network_group(network_group)
-    except KeyError as e:
-        raise ValueError(str(e.args[0])) from None
+    info, ng = _hef_network_group(source, network_group)
     nms = ng.nms
     kw: Dict[str, Any] = {}
     heads = None
@@ -1202,8 +1204,11 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         heads = settings.pop("heads")
         names = None
         if heads:
-            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None),
-                                                 getattr(h, "kpt", None), getattr(h, "angle", None)) if n is not None}
+            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None), getattr(h, "mask", None),
+                                                 getattr(h, "kpt", None), getattr(h, "angle", None))}
+            wanted.discard(None)
+            if settings.get("proto") is not None:
+                wanted.add(settings["proto"])
             known = [o.name for o in ng.outputs]
             unknown = sorted(str(n) for n in wanted - set(known))
             if unknown:

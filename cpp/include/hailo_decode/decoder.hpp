@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "hailo_decode/masks.hpp"
 #include "hailo_decode/types.hpp"
 
 namespace hailo_decode {
@@ -54,6 +55,18 @@ public:
     std::pair<const float*, size_t> rboxes(size_t index) const;
     // Frames of the last decode() (0 before the first).
     size_t frame_count() const;
+
+    // Segmentation (Config::proto_output set): the mask windows of frame(index)'s detections, one
+    // per detection in the same order, and that frame's logits (window offsets count from
+    // `logits`). Render them with render_mask (hailo_decode/masks.hpp) on mask_grid().
+    struct FrameMasks {
+        const MaskWindow* windows = nullptr;
+        size_t count = 0;
+        const float* logits = nullptr;
+        size_t logit_count = 0;
+    };
+    FrameMasks masks(size_t index) const;
+    MaskGrid mask_grid() const;
     // Threads a decode() spreads its frames over (the constructor's `threads`).
     int threads() const;
 

@@ -84,6 +84,7 @@ struct Config {
     int num_keypoints = 0;        // pose: K (0: no keypoints)
     int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)
     int proto_output = -1;        // segmentation: the prototype tensor (index into outputs), -1: none
+    bool drop_empty_masks = false;  // segmentation: drop detections whose input-size mask is empty (Ultralytics)
 };
 
 // One kept detection. `box` is in the output coordinates chosen by Settings (order, normalization).

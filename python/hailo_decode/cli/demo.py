@@ -9,11 +9,14 @@ import os
 import statistics
 import sys
 import time
-from typing import List
+from typing import Callable, List, cast
+
+import numpy as np
 
 from ..decoder import Decoder
-from ..demo_data import (TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_demo_images, load_task_demo,
-                         task_demo_config, task_demo_frames)
+from ..detections import Detections
+from ..demo_data import (TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_demo_images, load_seg_demo_frames,
+                         load_task_demo, seg_demo_config, seg_demo_frames, task_demo_config, task_demo_frames)
 from ..interop import draw
 
 __all__ = ["add_parser", "run_demo"]
@@ -24,12 +27,76 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     demo.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
     demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
     demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
-    demo.add_argument("--task", choices=("detect", "pose", "obb"), default="detect",
-                      help="detect: the bundled YOLOv8 detector; pose: yolo11n-pose keypoints; obb: oriented boxes")
+    demo.add_argument("--task", choices=("detect", "seg", "pose", "obb"), default="detect",
+                      help="detect: the bundled YOLOv8 detector; seg: the bundled -seg head with instance masks; "
+                           "pose: yolo11n-pose keypoints; obb: oriented boxes")
     demo.add_argument("--save", metavar="DIR", help="write the frames with their detections drawn as DIR/frame<i>.png "
                                                     "(needs Pillow: pip install 'hailo-decode[pictures]')")
     demo.set_defaults(run=run_demo)
     return demo
+
+
+def _median_us(fn: Callable[[], object], seconds: float) -> float:
+    fn()  # warm-up
+    times: List[float] = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline or not times:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    union = np.logical_or(a, b).sum()
+    return 1.0 if union == 0 else float(np.logical_and(a, b).sum() / union)
+
+
+def _nearest_box(boxes: np.ndarray, box: np.ndarray) -> int:
+    """Index of the box in `boxes` (xyxy) that overlaps `box` most."""
+    x1, y1 = np.maximum(boxes[:, 0], box[0]), np.maximum(boxes[:, 1], box[1])
+    x2, y2 = np.minimum(boxes[:, 2], box[2]), np.minimum(boxes[:, 3], box[3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) + (box[2] - box[0]) * (box[3] - box[1])
+    return int(np.argmax(inter / (area - inter)))
+
+
+def run_seg_demo(args: argparse.Namespace) -> int:
+    data = load_seg_demo_frames()
+    cfg = seg_demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
+    decoder = Decoder(cfg)
+    batch = seg_demo_frames(data)
+    names = [str(n) for n in data["class_names"]]
+    ph, pw = cfg.output(cfg.proto).shape[:2]  # type: ignore[arg-type]
+    print(f"hailo-decode demo --task seg: {len(data['image_names'])} real frame(s), {data['model']}")
+    print(f"ten uint8 outputs: per stride 8/16/32 box (64), class ({cfg.num_classes}), mask coefficients (32); "
+          f"prototypes ({ph}, {pw}, 32); input {cfg.image_size[1]}x{cfg.image_size[0]}")
+    print(f"settings: {cfg.semantics} preset, score {cfg.score_test} {cfg.score_threshold}, "
+          f"drop empty masks {cfg.drop_empty_masks}\n")
+    frame = {k: v[0] for k, v in batch.items()}
+    dets = cast(Detections, decoder(frame))  # one frame, no batch axis: one Detections
+    masks = dets.masks
+    assert masks is not None
+    ref, ref_boxes = None, None
+    if args.threshold == float(data["ref25_conf"]):
+        ref = np.unpackbits(data["ref25_masks"], axis=-1)[..., :masks.shape[2]].astype(bool)
+        ref_boxes = data["ref25_xyxy"]
+    print(f"frame 0: {data['image_names'][0]}: {len(dets)} detection(s), masks {masks.shape} at the input size, "
+          f"{dets.masks_at_proto().shape} at the prototype grid")
+    for i, (box, score, cls) in enumerate(zip(dets.boxes_as("xyxy_pixels"), dets.scores, dets.class_ids)):
+        x1, y1, x2, y2 = (float(v) for v in box)
+        line = (f"    {names[cls]:<8} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f}  "
+                f"mask {int(masks[i].sum()):6d} px")
+        if ref is not None and ref_boxes is not None and len(ref):
+            j = _nearest_box(ref_boxes, box)  # scores tie in uint8, so the order may differ from Ultralytics'
+            line += f", IoU {_iou(masks[i], ref[j]):.3f} with Ultralytics' mask of that object (float heads)"
+        print(line)
+    t_decode = _median_us(lambda: decoder(frame), args.seconds / 3)
+    t_proto = _median_us(lambda: cast(Detections, decoder(frame)).masks_at_proto(), args.seconds / 3)
+    t_input = _median_us(lambda: cast(Detections, decoder(frame)).masks, args.seconds / 3)
+    print(f"\ntime per frame (one core, medians): decode + mask logits {t_decode:.0f} us; with masks at the prototype "
+          f"grid {t_proto:.0f} us; with masks at the input size {t_input:.0f} us")
+    return 0
 
 
 def _time_per_frame(decoder: Decoder, batch, n_frames: int, seconds: float) -> str:
@@ -95,8 +162,18 @@ def run_task_demo(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    if getattr(args, "task", "detect") != "detect":
+    if getattr(args, "task", "detect") in ("pose", "obb"):
+        if getattr(args, "save", None):
+            print(f"hailo-decode demo: --save draws the detection demo's frames; --task {args.task} has no pictures",
+                  file=sys.stderr)
+            return 2
         return run_task_demo(args)
+    if getattr(args, "task", "detect") == "seg":
+        if getattr(args, "save", None):
+            print("hailo-decode demo: --save draws the detection demo's frames; --task seg has no pictures",
+                  file=sys.stderr)
+            return 2
+        return run_seg_demo(args)
     images = None
     if args.save:
         try:
@@ -129,5 +206,17 @@ def run_demo(args: argparse.Namespace) -> int:
             draw(images[i], orig, names, path=path)
             print(f"    wrote {path}")
 
-    print("\n" + _time_per_frame(decoder, batch, n_frames, args.seconds))
+    # Time per frame: one frame at a time, as a live pipeline calls it.
+    singles = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]
+    for s in singles:
+        decoder(s)  # warm-up
+    times: List[float] = []
+    deadline = time.perf_counter() + args.seconds
+    while not times or time.perf_counter() < deadline:
+        for s in singles:
+            t0 = time.perf_counter()
+            decoder(s)
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times) * 1e6
+    print(f"\ntime per frame (decode + NMS + Python call, one core): median {med:.1f} us over {len(times)} calls")
     return 0

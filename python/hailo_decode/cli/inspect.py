@@ -55,9 +55,9 @@ def _q(v: Any) -> Any:
 def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
     return dict(
         semantics=cfg.semantics, task=cfg.task, num_keypoints=cfg.num_keypoints, keypoint_dims=cfg.keypoint_dims,
-        num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
-        heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **({"kpt": h.kpt} if h.kpt else {}),
-                    **({"angle": h.angle} if h.angle else {})) for h in cfg.heads],
+        num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size), proto=cfg.proto,
+        heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **{k: getattr(h, k) for k in ("mask", "kpt", "angle")
+                                                            if getattr(h, k)}) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
                       padded_shape=list(o.memory_shape), device=o.device) for o in cfg.outputs],
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
@@ -237,14 +237,19 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             lines.append(f"        none: {ng['decoder_error']}")
         else:
             src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes (or Ultralytics' original layer names)"
-            task = {"detect": "detection", "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
-                    "pose": f"pose ({cfg['num_keypoints']} keypoints x {cfg['keypoint_dims']})"}[cfg["task"]]
-            lines.append(f"        task: {task}")
-            lines.append(f"        {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
+            task = cfg.get("task", "detect")
+            what = {"detect": "detection", "segment": "segmentation (instance masks)",
+                    "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
+                    "pose": f"pose ({cfg.get('num_keypoints')} keypoints x {cfg.get('keypoint_dims')})"}.get(task, task)
+            lines.append(f"        task: {what}")
+            lines.append(f"        task {task}: {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
                          f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
             for hd in cfg["heads"]:
-                extra = "".join(f", {k} {hd[k]}" for k in ("kpt", "angle") if k in hd)
+                extra = f", mask coefficients {hd['mask']}" if hd.get("mask") else ""
+                extra += "".join(f", {k} {hd[k]}" for k in ("kpt", "angle") if hd.get(k))
                 lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}{extra}")
+            if cfg.get("proto"):
+                lines.append(f"            prototypes {cfg['proto']} (instance masks at the prototype grid and the input size)")
             for o in cfg["outputs"]:
                 dev = f", device buffer padded {_shape_str(o['padded_shape'])}" if o["device"] else ""
                 q = ", ".join(f"{len(v)} per-channel {k}" if isinstance(v, list) else f"{k} {_fmt(v)}"

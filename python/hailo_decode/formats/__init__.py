@@ -8,11 +8,13 @@
   list of Detection objects.
 - `bbox_only`: the yolov8_bbox_only op's float32 output (1, proposals, 4 + classes): boxes and
   per-class scores, no NMS.
+- `byte_mask`: HAILO_NMS_WITH_BYTE_MASK (YOLOv5-seg HEFs): a uint16 count, then per detection a
+  packed 38-byte record and its mask bytes cropped to the box at the input size.
 
 Every reader checks its buffer against its own length before reading: a count that claims more
 than the buffer holds is never followed past the end.
 """
 
-from . import bbox_only, by_class, by_score
+from . import bbox_only, by_class, by_score, byte_mask
 
-__all__ = ["bbox_only", "by_class", "by_score"]
+__all__ = ["bbox_only", "by_class", "by_score", "byte_mask"]

@@ -1,0 +1,69 @@
+// Instance masks from prototype logits (YOLOv8/YOLO11 -seg), usable from C++ pipelines.
+//
+// A detection's mask logit at prototype cell (r, c) is sum_k coef[k] * proto[r, c, k]. Only the
+// cells that the detection's mask reads are computed: its MaskWindow. A mask at some resolution
+// (the network input, the prototype grid, the original image behind a letterbox) is then
+// rendered from those logits as Ultralytics 8.4's process_mask does it at the input size: the
+// logit map sampled bilinearly (PyTorch's F.interpolate, align_corners=False: source coordinate
+// scale * (x + 0.5) - 0.5, negatives clamped to 0, the last cell repeated at the far edge; the
+// interpolation (v00 w0 + v01 w1) h0 + (v10 w0 + v11 w1) h1 in float32), binarized with > 0,
+// then cropped to the box (pixel column x kept when x >= x1 and x < x2, rows alike).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace hailo_decode {
+
+// Reusable buffers of the render calls (grown as needed, never shrunk).
+struct MaskScratch {
+    std::vector<float> floats;
+    std::vector<int32_t> ints;
+};
+
+// Prototype rows [row0, row0 + rows) and columns [col0, col0 + cols), logits stored row-major
+// from `offset` (floats) in a frame's logit list. rows == 0 or cols == 0: the mask is empty.
+struct MaskWindow {
+    int32_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+    uint64_t offset = 0;
+};
+
+struct MaskGrid {
+    int proto_height = 0, proto_width = 0;  // the prototype tensor's grid (input / 4 for YOLOv8)
+    int image_height = 0, image_width = 0;  // the network input
+};
+
+// Target pixel (y, x) samples the prototype grid at (sy * (y + 0.5) + oy, sx * (x + 0.5) + ox).
+struct MaskSampling {
+    float sx = 1, ox = -0.5f, sy = 1, oy = -0.5f;
+    int height = 0, width = 0;  // the target grid
+};
+
+// The network input: scale proto / image (float32, as PyTorch's area_pixel_compute_scale), offset -0.5.
+MaskSampling sampling_to_input(const MaskGrid& g);
+// The prototype grid itself: every pixel reads its own cell exactly.
+MaskSampling sampling_to_proto(const MaskGrid& g);
+// An original image of (height, width) letterboxed into the input with `gain` and top-left padding
+// (pad_x, pad_y) in input pixels: original pixel centre (x + 0.5) lies at input (x + 0.5) gain + pad_x.
+MaskSampling sampling_to_original(const MaskGrid& g, int height, int width, float gain, float pad_x, float pad_y);
+
+// The prototype cells the masks of a box (x1, y1, x2, y2 in input pixels) read at input and at
+// prototype resolution, plus one cell each side, clipped to the grid. `offset` is left 0.
+MaskWindow mask_window(const float box_xyxy[4], const MaskGrid& g);
+
+// Renders pixels [r0, r0 + h) x [c0, c0 + w) of the target grid into out (row_stride bytes apart):
+// 1 where the pixel lies in the target grid and inside crop_xyxy (target pixels) and its sampled
+// logit is > 0, else 0. `logits` points at the window's first logit. Samples that fall outside the
+// window take its edge cells (never the case for the input and prototype samplings, whose windows
+// cover them). out_zeroed: `out` already holds zeros (a fresh calloc'd plane), so only the pixels
+// inside the crop are written. Returns the number of pixels set.
+size_t render_mask(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,
+                   const float crop_xyxy[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
+                   MaskScratch& scratch, bool out_zeroed = false);
+
+// Whether any pixel of the crop would be set (stops at the first), without writing a mask.
+bool mask_has_pixels(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,
+                     const float crop_xyxy[4], MaskScratch& scratch);
+
+}  // namespace hailo_decode

@@ -1,0 +1,140 @@
+// AVX2 mask kernels, compiled with -mavx2 (no FMA) and used only where kernels::active() is the
+// AVX2 table (after its CPU check). Must match mask_scalar.cpp bit for bit: one 8-lane register
+// holds the tree's lanes (mask_kernels.hpp).
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+#include "mask_kernels.hpp"
+
+namespace hailo_decode {
+namespace kernels {
+namespace {
+
+inline float finish(__m256 lanes) {
+    const __m128 m = _mm_add_ps(_mm256_castps256_ps128(lanes), _mm256_extractf128_ps(lanes, 1));
+    const __m128 h = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+void dot_f32(const float* cells, size_t n, size_t stride, const float* coef, float* out) {
+    const __m256 c0 = _mm256_loadu_ps(coef), c1 = _mm256_loadu_ps(coef + 8), c2 = _mm256_loadu_ps(coef + 16),
+                 c3 = _mm256_loadu_ps(coef + 24);
+    for (size_t i = 0; i < n; ++i) {
+        const float* x = cells + i * stride;
+        __m256 s = _mm256_mul_ps(c0, _mm256_loadu_ps(x));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c1, _mm256_loadu_ps(x + 8)));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c2, _mm256_loadu_ps(x + 16)));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c3, _mm256_loadu_ps(x + 24)));
+        out[i] = finish(s);
+    }
+}
+
+void dot_u8f(const uint8_t* cells, size_t n, size_t stride, float zp, const float* coef, float* out) {
+    const __m256 c0 = _mm256_loadu_ps(coef), c1 = _mm256_loadu_ps(coef + 8), c2 = _mm256_loadu_ps(coef + 16),
+                 c3 = _mm256_loadu_ps(coef + 24);
+    const __m256 vzp = _mm256_set1_ps(zp);
+    auto x8 = [&vzp](const uint8_t* q) {
+        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
+        return _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), vzp);
+    };
+    for (size_t i = 0; i < n; ++i) {
+        const uint8_t* q = cells + i * stride;
+        __m256 s = _mm256_mul_ps(c0, x8(q));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c1, x8(q + 8)));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c2, x8(q + 16)));
+        s = _mm256_add_ps(s, _mm256_mul_ps(c3, x8(q + 24)));
+        out[i] = finish(s);
+    }
+}
+
+// The integer sum is exact, so its order is free: sum c q - zp sum c, the bytes widened in lane
+// order (unpack with zero: channels 0-7 and 16-23 in `lo`, 8-15 and 24-31 in `hi`, the
+// coefficients permuted to match), and eight cells' partial sums reduced together by hadd.
+void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
+    alignas(32) int16_t lo_c[16], hi_c[16];
+    int32_t coef_sum = 0;
+    for (int j = 0; j < 8; ++j) {
+        lo_c[j] = coef[j];
+        lo_c[8 + j] = coef[16 + j];
+        hi_c[j] = coef[8 + j];
+        hi_c[8 + j] = coef[24 + j];
+    }
+    for (int k = 0; k < 32; ++k) coef_sum += coef[k];
+    const int32_t bias = zp * coef_sum;
+    const __m256i clo = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_c));
+    const __m256i chi = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_c));
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i vbias = _mm256_set1_epi32(bias);
+    auto partial = [&](const uint8_t* q) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi8(v, zero), clo),
+                                _mm256_madd_epi16(_mm256_unpackhi_epi8(v, zero), chi));
+    };
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t* q = cells + i * stride;
+        const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + stride));
+        const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * stride), partial(q + 3 * stride));
+        const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * stride), partial(q + 5 * stride));
+        const __m256i t67 = _mm256_hadd_epi32(partial(q + 6 * stride), partial(q + 7 * stride));
+        const __m256i u0 = _mm256_hadd_epi32(t01, t23);  // cells 0-3: low half sums | high half sums
+        const __m256i u1 = _mm256_hadd_epi32(t45, t67);  // cells 4-7
+        const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi32(sums, vbias));
+    }
+    for (; i < n; ++i) {
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(partial(cells + i * stride)),
+                                  _mm256_extracti128_si256(partial(cells + i * stride), 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        out[i] = _mm_cvtsi128_si32(s) - bias;
+    }
+}
+
+// 32 pixels a step: four 8-lane compares packed to bytes (the packs work per 128-bit lane, so a
+// final permute puts the four groups back in order), masked to 1/0.
+size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
+    const __m256 vh0 = _mm256_set1_ps(h0), vh1 = _mm256_set1_ps(h1), zero = _mm256_setzero_ps();
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) {
+        const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(a + k), vh0), _mm256_mul_ps(_mm256_loadu_ps(b + k), vh1));
+        return _mm256_castps_si256(_mm256_cmp_ps(t, zero, _CMP_GT_OQ));
+    };
+    for (; j + 32 <= n; j += 32) {
+        const __m256i w16a = _mm256_packs_epi32(gt(j), gt(j + 8));
+        const __m256i w16b = _mm256_packs_epi32(gt(j + 16), gt(j + 24));
+        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_and_si256(w, one));
+        set += size_t(__builtin_popcount(unsigned(_mm256_movemask_epi8(w))));
+    }
+    for (; j + 8 <= n; j += 8) {  // 8 at a time: the compare's sign bits spread to bytes
+        const unsigned bits = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(gt(j))));
+        uint64_t bytes = 0;
+        for (int q = 0; q < 8; ++q) bytes |= uint64_t((bits >> q) & 1u) << (8 * q);
+        __builtin_memcpy(out + j, &bytes, 8);
+        set += size_t(__builtin_popcount(bits));
+    }
+    for (; j < n; ++j) {
+        float t = a[j] * h0;
+        t = t + b[j] * h1;
+        const uint8_t v = t > 0.0f;
+        out[j] = v;
+        set += v;
+    }
+    return set;
+}
+
+const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, blend_row};
+
+}  // namespace
+
+const MaskTable* mask_avx2_table() { return &kAvx2; }
+
+}  // namespace kernels
+}  // namespace hailo_decode
+#else
+#include "mask_kernels.hpp"
+namespace hailo_decode { namespace kernels { const MaskTable* mask_avx2_table() { return nullptr; } } }
+#endif

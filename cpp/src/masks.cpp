@@ -1,0 +1,255 @@
+// Mask windows and rendering (hailo_decode/masks.hpp): the bilinear sampling of PyTorch's CPU
+// upsample (UpSampleKernel.cpp, generic kernel: weights from area_pixel_compute_source_index and
+// guard_index_and_lambda, the height pair outermost), done separably: each needed prototype row
+// is interpolated along x once, then each target row blends two of those rows. Every target pixel
+// gets exactly the float operations of the whole-map interpolation, so cropping first changes
+// nothing, and only the box's pixels are computed.
+#include "hailo_decode/masks.hpp"
+
+#include "kernels/mask_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace hailo_decode {
+namespace {
+
+// [ceil(a), ceil(b)) within [0, n): the integer pixels p with p >= a and p < b.
+inline void crop_range(float a, float b, int n, int& lo, int& hi) {
+    auto c = [n](float v) {
+        if (!(v > 0.0f)) return 0;  // also NaN
+        if (v >= float(n)) return n;
+        return int(std::ceil(v));
+    };
+    lo = c(a);
+    hi = std::max(lo, c(b));
+}
+
+struct Tap {
+    int i0, i1;
+    float w0, w1;
+};
+
+// PyTorch's source index and weights for output index `dst` over an input axis of n cells.
+inline Tap tap(float scale, float offset, int dst, int n) {
+    float src = scale * (float(dst) + 0.5f) + offset;
+    if (!(src > 0.0f)) src = 0.0f;
+    int i0 = src >= float(n - 1) ? n - 1 : int(src);
+    float l1 = src - float(i0);
+    l1 = l1 < 0.0f ? 0.0f : (l1 > 1.0f ? 1.0f : l1);
+    return {i0, i0 + (i0 < n - 1 ? 1 : 0), 1.0f - l1, l1};
+}
+
+inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Calls sink(y, a, b, h0, h1, n) for the target rows y in [y0, y1): the sampled logit of column
+// x0 + j is (a[j] * h0) + (b[j] * h1), a and b being the two prototype rows interpolated along x
+// (columns [x0, x1), already inside the target and the crop). Stops when sink returns false.
+template <typename Sink>
+void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s, int y0,
+                 int y1, int x0, int x1, MaskScratch& scratch, Sink sink) {
+    const int nx = x1 - x0, ny = y1 - y0;
+    scratch.ints.resize(size_t(2 * nx + 2 * ny));
+    int32_t* ix0 = scratch.ints.data();
+    int32_t* ix1 = ix0 + nx;
+    int32_t* iy0 = ix1 + nx;
+    int32_t* iy1 = iy0 + ny;
+    // Weights first, then the x-interpolated rows, then one output row.
+    const size_t weights = size_t(2 * nx + 2 * ny);
+    int row_lo = 0, row_hi = 0;
+    {
+        const Tap first = tap(s.sy, s.oy, y0, g.proto_height), last = tap(s.sy, s.oy, y1 - 1, g.proto_height);
+        row_lo = clampi(first.i0 - win.row0, 0, win.rows - 1);
+        row_hi = clampi(last.i1 - win.row0, 0, win.rows - 1);
+    }
+    const size_t n_rows = size_t(row_hi - row_lo + 1);
+    scratch.floats.resize(weights + n_rows * size_t(nx));
+    float* wx0 = scratch.floats.data();
+    float* wx1 = wx0 + nx;
+    float* wy0 = wx1 + nx;
+    float* wy1 = wy0 + ny;
+    float* rows = wy1 + ny;
+    for (int j = 0; j < nx; ++j) {
+        const Tap t = tap(s.sx, s.ox, x0 + j, g.proto_width);
+        ix0[j] = clampi(t.i0 - win.col0, 0, win.cols - 1);
+        ix1[j] = clampi(t.i1 - win.col0, 0, win.cols - 1);
+        wx0[j] = t.w0;
+        wx1[j] = t.w1;
+    }
+    for (int i = 0; i < ny; ++i) {
+        const Tap t = tap(s.sy, s.oy, y0 + i, g.proto_height);
+        iy0[i] = clampi(t.i0 - win.row0, 0, win.rows - 1) - row_lo;
+        iy1[i] = clampi(t.i1 - win.row0, 0, win.rows - 1) - row_lo;
+        wy0[i] = t.w0;
+        wy1[i] = t.w1;
+    }
+    // The exact 4x upsampling (prototypes at input / 4): target column 4k + j reads cells k - 1, k
+    // (j = 0, 1) or k, k + 1 (j = 2, 3) with the weights 3/8 5/8, 1/8 7/8, 7/8 1/8, 5/8 3/8, the
+    // values tap() gives there, so blocks of four columns whose cells lie inside the window and
+    // the grid take that pattern without index arrays; the columns around them the general loop.
+    int fast_lo = 0, fast_hi = 0;  // columns j in [fast_lo, fast_hi) go by blocks
+    int kb = 0;
+    if (s.sx == 0.25f && s.ox == -0.5f) {
+        kb = std::max({win.col0 + 1, 1, (x0 + 3) / 4});
+        const int ke = std::min({win.col0 + win.cols - 2, g.proto_width - 2, x1 / 4 - 1});  // last block k
+        if (ke >= kb) {
+            fast_lo = 4 * kb - x0;
+            fast_hi = 4 * (ke + 1) - x0;
+        }
+    }
+    for (size_t r = 0; r < n_rows; ++r) {
+        const float* v = logits + (size_t(row_lo) + r) * size_t(win.cols);
+        float* o = rows + r * size_t(nx);
+        auto general = [&](int j0, int j1) {
+            for (int j = j0; j < j1; ++j) {
+                float t = v[ix0[j]] * wx0[j];
+                t = t + v[ix1[j]] * wx1[j];
+                o[j] = t;
+            }
+        };
+        general(0, fast_lo);
+        const float* p = v + (kb - 1 - win.col0);
+        for (int j = fast_lo; j < fast_hi; j += 4, ++p) {
+            const float a = p[0], b = p[1], c = p[2];
+            o[j] = a * 0.375f + b * 0.625f;
+            o[j + 1] = a * 0.125f + b * 0.875f;
+            o[j + 2] = b * 0.875f + c * 0.125f;
+            o[j + 3] = b * 0.625f + c * 0.375f;
+        }
+        general(fast_hi > fast_lo ? fast_hi : fast_lo, nx);
+    }
+    for (int i = 0; i < ny; ++i) {
+        const float* a = rows + size_t(iy0[i]) * size_t(nx);
+        const float* b = rows + size_t(iy1[i]) * size_t(nx);
+        if (!sink(y0 + i, a, b, wy0[i], wy1[i], nx)) return;
+    }
+}
+
+// The target rows and columns that can be set: inside the target, the crop and [r0, r0+h) x [c0, c0+w).
+inline bool settable(const MaskWindow& win, const MaskSampling& s, const float crop[4], int r0, int c0, int h, int w,
+                     int& y0, int& y1, int& x0, int& x1) {
+    if (win.rows <= 0 || win.cols <= 0 || s.height <= 0 || s.width <= 0) return false;
+    int cx0, cx1, cy0, cy1;
+    crop_range(crop[0], crop[2], s.width, cx0, cx1);
+    crop_range(crop[1], crop[3], s.height, cy0, cy1);
+    y0 = std::max(r0, cy0);
+    y1 = std::min(r0 + h, cy1);
+    x0 = std::max(c0, cx0);
+    x1 = std::min(c0 + w, cx1);
+    return y0 < y1 && x0 < x1;
+}
+
+}  // namespace
+
+MaskSampling sampling_to_input(const MaskGrid& g) {
+    MaskSampling s;
+    s.sx = float(g.proto_width) / float(g.image_width);
+    s.sy = float(g.proto_height) / float(g.image_height);
+    s.ox = s.oy = -0.5f;
+    s.height = g.image_height;
+    s.width = g.image_width;
+    return s;
+}
+
+MaskSampling sampling_to_proto(const MaskGrid& g) {
+    MaskSampling s;
+    s.sx = s.sy = 1.0f;
+    s.ox = s.oy = -0.5f;
+    s.height = g.proto_height;
+    s.width = g.proto_width;
+    return s;
+}
+
+MaskSampling sampling_to_original(const MaskGrid& g, int height, int width, float gain, float pad_x, float pad_y) {
+    const MaskSampling in = sampling_to_input(g);
+    MaskSampling s;
+    s.sx = gain * in.sx;
+    s.sy = gain * in.sy;
+    s.ox = pad_x * in.sx - 0.5f;
+    s.oy = pad_y * in.sy - 0.5f;
+    s.height = height;
+    s.width = width;
+    return s;
+}
+
+MaskWindow mask_window(const float box[4], const MaskGrid& g) {
+    MaskWindow win;
+    if (g.proto_height <= 0 || g.proto_width <= 0 || g.image_height <= 0 || g.image_width <= 0) return win;
+    const MaskSampling in = sampling_to_input(g);
+    // One axis: the cells the input-resolution crop samples and the prototype-resolution crop
+    // holds, one more each side, within [0, cells).
+    auto axis = [](float a, float b, int pixels, int cells, float scale, int& start, int& count) {
+        int lo = cells, hi = -1;
+        int p0, p1;
+        crop_range(a, b, pixels, p0, p1);
+        if (p0 < p1) {
+            lo = std::min(lo, tap(scale, -0.5f, p0, cells).i0);
+            hi = std::max(hi, tap(scale, -0.5f, p1 - 1, cells).i1);
+        }
+        const float ratio = float(double(cells) / double(pixels));  // Ultralytics' box scaling (float32)
+        int q0, q1;
+        crop_range(a * ratio, b * ratio, cells, q0, q1);
+        if (q0 < q1) {
+            lo = std::min(lo, q0);
+            hi = std::max(hi, q1 - 1);
+        }
+        if (hi < lo) {
+            start = count = 0;
+            return;
+        }
+        lo = std::max(lo - 1, 0);
+        hi = std::min(hi + 1, cells - 1);
+        start = lo;
+        count = hi - lo + 1;
+    };
+    int c0, nc, r0, nr;
+    axis(box[0], box[2], g.image_width, g.proto_width, in.sx, c0, nc);
+    axis(box[1], box[3], g.image_height, g.proto_height, in.sy, r0, nr);
+    if (nc == 0 || nr == 0) return win;
+    win.row0 = r0;
+    win.col0 = c0;
+    win.rows = nr;
+    win.cols = nc;
+    return win;
+}
+
+size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
+                   const float crop[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
+                   MaskScratch& scratch, bool out_zeroed) {
+    if (h <= 0 || w <= 0) return 0;
+    if (!out_zeroed)
+        for (int r = 0; r < h; ++r) std::memset(out + size_t(r) * row_stride, 0, size_t(w));
+    int y0, y1, x0, x1;
+    if (!settable(win, s, crop, r0, c0, h, w, y0, y1, x0, x1)) return 0;
+    size_t set = 0;
+    const kernels::MaskTable& k = kernels::mask_active();
+    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
+                [&](int y, const float* a, const float* b, float h0, float h1, int n) {
+                    set += k.blend_row(a, b, h0, h1, size_t(n), out + size_t(y - r0) * row_stride + size_t(x0 - c0));
+                    return true;
+                });
+    return set;
+}
+
+bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
+                     const float crop[4], MaskScratch& scratch) {
+    int y0, y1, x0, x1;
+    if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return false;
+    bool any = false;
+    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
+                [&any](int, const float* a, const float* b, float h0, float h1, int n) {
+                    for (int j = 0; j < n; ++j) {
+                        float t = a[j] * h0;
+                        t = t + b[j] * h1;
+                        if (t > 0.0f) {
+                            any = true;
+                            return false;
+                        }
+                    }
+                    return true;
+                });
+    return any;
+}
+
+}  // namespace hailo_decode
