@@ -151,7 +151,10 @@ PYBIND11_MODULE(_native, m) {
         .def(py::init<>())
         .def_readwrite("box_output", &HeadSpec::box_output)
         .def_readwrite("cls_output", &HeadSpec::cls_output)
-        .def_readwrite("stride", &HeadSpec::stride);
+        .def_readwrite("stride", &HeadSpec::stride)
+        .def_readwrite("kpt_output", &HeadSpec::kpt_output)
+        .def_readwrite("angle_output", &HeadSpec::angle_output)
+        .def_readwrite("mask_output", &HeadSpec::mask_output);
 
     py::class_<Settings>(m, "Settings")
         .def(py::init<>())
@@ -177,7 +180,10 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("heads", &Config::heads)
         .def_readwrite("num_classes", &Config::num_classes)
         .def_readwrite("bins", &Config::bins)
-        .def_readwrite("settings", &Config::settings);
+        .def_readwrite("settings", &Config::settings)
+        .def_readwrite("num_keypoints", &Config::num_keypoints)
+        .def_readwrite("keypoint_dims", &Config::keypoint_dims)
+        .def_readwrite("proto_output", &Config::proto_output);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)

@@ -290,7 +290,11 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
             }
         }
     }
-    for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
+    for (size_t i = 0; i < n; ++i) {
+        make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
+        out[i].head = uint32_t(h);
+        out[i].cell = uint32_t(cells[i].row) * uint32_t(box.width) + uint32_t(cells[i].col);
+    }
 }
 
 }  // namespace hailo_decode

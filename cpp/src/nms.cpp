@@ -92,6 +92,8 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
         det.score = c.score;
         det.class_id = c.class_id;
+        det.head = b.head;
+        det.cell = b.cell;
     }
 }
 

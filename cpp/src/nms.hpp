@@ -18,6 +18,7 @@ struct Candidate {
 
 struct Box {
     float v[4];  // in the output order and units
+    uint32_t head, cell;  // the anchor it was decoded from (Detection::head, ::cell)
 };
 
 // Kept boxes as structure of arrays, (y0, x0, y1, x1) whatever the output order, for the

@@ -38,6 +38,10 @@ struct HeadSpec {
     int box_output = -1;  // index into Config::outputs
     int cls_output = -1;
     int stride = 0;
+    // Optional per-head task outputs (indices into Config::outputs, -1: none), on the head's grid.
+    int kpt_output = -1;    // pose: K * keypoint_dims channels, (x, y[, visibility]) per keypoint
+    int angle_output = -1;  // oriented boxes: 1 channel, the raw angle logit
+    int mask_output = -1;   // segmentation: mask coefficients
 };
 
 struct Settings {
@@ -63,13 +67,20 @@ struct Config {
     int num_classes = 0;
     int bins = 16;                // DFL bins per side; 1 = distances given directly
     Settings settings;
+    int num_keypoints = 0;        // pose: K (0: no keypoints)
+    int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)
+    int proto_output = -1;        // segmentation: the prototype tensor (index into outputs), -1: none
 };
 
 // One kept detection. `box` is in the output coordinates chosen by Settings (order, normalization).
+// `head` (index into Config::heads) and `cell` (row * W + col of that head's grid) name the anchor it
+// came from, so that per-cell task outputs (keypoints, mask coefficients) can be read for it later.
 struct Detection {
     float box[4];
     float score;
     int32_t class_id;
+    uint32_t head;
+    uint32_t cell;
 };
 
 }  // namespace hailo_decode

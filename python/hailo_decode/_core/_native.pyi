@@ -33,6 +33,9 @@ class HeadSpec:
     box_output: int
     cls_output: int
     stride: int
+    kpt_output: int
+    angle_output: int
+    mask_output: int
     def __init__(self) -> None: ...
 
 class Settings:
@@ -59,6 +62,9 @@ class Config:
     num_classes: int
     bins: int
     settings: Settings
+    num_keypoints: int
+    keypoint_dims: int
+    proto_output: int
     def __init__(self) -> None: ...
 
 class Decoder:
