@@ -13,6 +13,7 @@
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
 #include "thread_pool.hpp"
+#include "topk.hpp"
 
 namespace hailo_decode {
 
@@ -40,6 +41,8 @@ struct alignas(64) Workspace {
     ScratchVector<float> distances;     // and their four DFL distances
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
+    TopkWorkspace topk;                 // end-to-end selection
+    std::vector<TopkHead> topk_heads;   // one per head, pointed at the frame being decoded
     std::vector<Detection> results;  // detections of the frames this workspace decoded
 };
 
@@ -56,6 +59,8 @@ struct Decoder::Impl {
     std::vector<ScanPlan> plans;         // one per head
     std::vector<std::unique_ptr<kernels::ExpTable>> dfl_tables;  // one per head, null where dfl16_u8 does not apply
     std::vector<CellCentres> centres;    // one per head
+    std::vector<ClassScorer> gates;      // end2end: one per head, at the lowest class threshold
+    size_t total_anchors = 0;            // cells of every head
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -63,6 +68,12 @@ struct Decoder::Impl {
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
     void decode_frame(const void* const* tensors, size_t frame, Workspace& ws);
+    // End-to-end heads: topk.hpp's selection instead of the scan and NMS.
+    void decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws);
+    const void* frame_of(const void* const* tensors, int output, size_t frame) const {
+        const TensorView& v = views[size_t(output)];
+        return static_cast<const char*>(tensors[output]) + frame * v.frame_stride * dtype_size(v.dtype);
+    }
     // Candidates and boxes of the hits in ws.scan (head h), appended to the workspace's lists.
     template <typename T>
     void decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws);
@@ -104,6 +115,11 @@ void Decoder::Impl::validate() {
         plans.push_back(make_scan_plan(cls, scorers.back()));
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
+        total_anchors += size_t(box.height) * size_t(box.width);
+        if (s.end2end) {
+            const float lowest = *std::min_element(s.score_threshold.begin(), s.score_threshold.end());
+            gates.push_back(make_class_scorer(cls, {lowest}, s.score_inclusive, s.sigmoid));
+        }
     }
 }
 
@@ -115,6 +131,7 @@ Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
     for (Workspace& ws : impl_->workspaces) {
         ws.dfl_scratch.resize(size_t(5 * impl_->cfg.bins));
         for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
+        ws.topk_heads.resize(impl_->cfg.heads.size());
     }
     if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
 }
@@ -191,6 +208,10 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
 }
 
 void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Workspace& ws) {
+    if (cfg.settings.end2end) {
+        decode_frame_end2end(tensors, frame, ws);
+        return;
+    }
     ws.boxes.clear();
     ws.candidates.clear();
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
@@ -294,6 +315,39 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
         make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
         out[i].head = uint32_t(h);
         out[i].cell = uint32_t(cells[i].row) * uint32_t(box.width) + uint32_t(cells[i].col);
+    }
+}
+
+void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    TopkWorkspace& t = ws.topk;
+    t.clear();
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        const HeadSpec& head = cfg.heads[h];
+        ws.topk_heads[h] = TopkHead{&views[size_t(head.cls_output)], &gates[h], frame_of(tensors, head.cls_output, frame)};
+        add_anchors(ws.topk_heads[h], uint32_t(h), t);
+    }
+    // Ultralytics' k = min(max_det, anchors), over every anchor of the frame, not only those passing.
+    const size_t max_det = s.max_total < 0 ? size_t(300) : size_t(s.max_total);
+    const size_t k = std::min(max_det, total_anchors);
+    select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
+    const uint64_t nc = uint64_t(cfg.num_classes);
+    for (const TopkKey& key : t.selected) {
+        const int c = int(key.index % nc);
+        const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
+        if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics: conf after the top-k
+        const TopkAnchor& a = t.anchors[size_t(t.ranked[size_t(key.index / nc)].index)];
+        const HeadSpec& head = cfg.heads[a.head];
+        CellHit hit{a.row, a.col, 0, 0};
+        ws.boxes.clear();
+        decode_boxes(a.head, frame_of(tensors, head.box_output, frame), &hit, 1, ws);
+        Detection& d = ws.results.emplace_back();
+        const Box& b = ws.boxes[0];
+        for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
+        d.score = key.score;
+        d.class_id = c;
+        d.head = b.head;
+        d.cell = b.cell;
     }
 }
 

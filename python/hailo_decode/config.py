@@ -13,7 +13,7 @@ import numpy as np
 
 from ._entry_points import lookup
 
-__all__ = ["OutputInfo", "Head", "DecoderConfig", "SEMANTICS", "BOX_FORMATS"]
+__all__ = ["OutputInfo", "Head", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice"]
 
 _DTYPES = ("uint8", "uint16", "float32")
 _HOST_ORDERS = ("NHWC", "FCR", "F8CR", "NCHW")
@@ -169,13 +169,13 @@ SEMANTICS: Dict[str, Dict[str, Any]] = {
     "hailort": dict(
         class_activation="none", score_threshold=0.2, score_test=">=", iou_threshold=0.7, iou_test=">=",
         multi_label=True, agnostic=False, max_per_class=100, max_total=None, max_candidates=None,
-        tie_break="hailort", box_format="yxyx_normalized",
+        tie_break="hailort", box_format="yxyx_normalized", end2end=False,
     ),
     # What Ultralytics' predict does on the same head (utils/nms.py).
     "ultralytics": dict(
         class_activation="sigmoid", score_threshold=0.25, score_test=">", iou_threshold=0.7, iou_test=">",
         multi_label=False, agnostic=False, max_per_class=None, max_total=300, max_candidates=30000,
-        tie_break="stable", box_format="xyxy_pixels",
+        tie_break="stable", box_format="xyxy_pixels", end2end=False,
     ),
 }
 _SETTINGS = tuple(SEMANTICS["hailort"])
@@ -229,7 +229,10 @@ class DecoderConfig:
     settings (a preset fills what is not given): class_activation ("none" | "sigmoid"),
     score_threshold (float, or one per class), score_test (">=" | ">"), iou_threshold,
     iou_test (">=" | ">"), multi_label, agnostic, max_per_class, max_total, max_candidates,
-    tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS).
+    tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS),
+    end2end (bool: Ultralytics' end-to-end selection of one-to-one heads, YOLO26/YOLOv10, instead of
+    NMS: a top-k over anchors by best class score, a top-k over their (anchor, class) pairs, then the
+    score test; max_total is max_det there, None meaning Ultralytics' 300; see `end2end_choice`).
     classes: an allow-list of class ids (others never detected).
     """
 
@@ -296,6 +299,9 @@ class DecoderConfig:
         self.iou_test = _choice(s["iou_test"], (">=", ">"), "iou_test")
         self.tie_break = _choice(s["tie_break"], ("hailort", "stable"), "tie_break")
         self.box_format = _choice(s["box_format"], BOX_FORMATS, "box_format")
+        if not isinstance(s["end2end"], (bool, np.bool_)):
+            raise TypeError(f"end2end must be True or False, got {s['end2end']!r}")
+        self.end2end = bool(s["end2end"])
         self.multi_label = bool(s["multi_label"])
         self.agnostic = bool(s["agnostic"])
         self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
@@ -357,7 +363,7 @@ class DecoderConfig:
                 f"image_size={self.image_size}, heads=[{heads}], activation={self.class_activation!r}, "
                 f"score {self.score_test} {self.score_threshold}, iou {self.iou_test} {self.iou_threshold}, "
                 f"multi_label={self.multi_label}, agnostic={self.agnostic}, max_per_class={self.max_per_class}, "
-                f"max_total={self.max_total}, box_format={self.box_format!r})")
+                f"max_total={self.max_total}, box_format={self.box_format!r}, end2end={self.end2end})")
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
@@ -430,6 +436,19 @@ class DecoderConfig:
         """From live HailoRT objects (a hailo_platform HEF, configured network group, InferModel or
         ConfiguredInferModel); see hailo_decode.hailort.config_from_hailo for the options."""
         return lookup("config.from_hailo")(obj, nms_json, **kwargs)
+
+
+def end2end_choice(config: "DecoderConfig") -> Tuple[bool, str]:
+    """The selection a head's shapes suggest, with the reason: end-to-end for box tensors of 4
+    channels (YOLO26's one-to-one head: reg_max 1, the distances themselves; exported end-to-end
+    by default), NMS for DFL box tensors (YOLOv8/YOLO11 export their one-to-many head; YOLOv10's
+    one-to-one head has 16 bins too and cannot be told apart from them: pass end2end=True)."""
+    channels = 4 * config.bins
+    if config.bins == 1:
+        return True, ("box tensors have 4 channels (distances, no DFL): a YOLO26-style one-to-one head, "
+                      "selected end-to-end (top-k, no NMS); pass end2end=False for a one-to-many export")
+    return False, (f"box tensors have {channels} channels ({config.bins} DFL bins): a YOLOv8/YOLO11-style head, "
+                   f"selected by NMS; pass end2end=True for a YOLOv10 one-to-one head")
 
 
 def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:

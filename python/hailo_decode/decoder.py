@@ -68,6 +68,7 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     s.normalized = cfg.box_format.endswith("normalized")
     s.yxyx = cfg.box_format.startswith("yxyx")
     s.image_height, s.image_width = cfg.image_size
+    s.end2end = cfg.end2end
     c.settings = s
     return c
 

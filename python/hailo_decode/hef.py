@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._entry_points import bind
-from .config import DecoderConfig, Head, OutputInfo
+from .config import DecoderConfig, Head, OutputInfo, end2end_choice
 
 __all__ = [
     "HefError", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
@@ -917,7 +917,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     is the input layer's. class_activation, unless given, follows the class outputs' quantization
     (`infer_class_activation`): "none" for sigmoid scores quantized over [0, 1], "sigmoid" for
     logits. Keywords (any DecoderConfig argument: semantics, score_threshold, heads, image_size,
-    ...) override.
+    ...) override. end2end, unless given, follows `end2end_choice`: True for box outputs of 4
+    channels (YOLO26), False for DFL box outputs (pass end2end=True for YOLOv10).
 
     Raises HefError for an unreadable file, ValueError when no YOLOv8 decoder fits the outputs."""
 
@@ -965,6 +966,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             activation, _ = infer_class_activation([ng.output(h.cls) for h in config.heads])
             if activation is not None:  # explicit, so that replace(semantics=...) keeps it
                 config = config.replace(class_activation=activation)
+        if "end2end" not in settings and end2end_choice(config)[0]:  # 4-channel box tensors: YOLO26
+            config = config.replace(end2end=True)
     except ValueError as e:
         raise ValueError(f"{ng.name}: no YOLOv8 decoder for this HEF's {len(outputs)} outputs: {e}") from None
     if nms is not None and nms.classes and nms.classes != config.num_classes:

@@ -34,6 +34,13 @@ struct TensorSpec {
     std::vector<float> scale{1.0f};
 };
 
+// Which head family the decoder reads (Config::kind).
+//   DFL:    YOLOv8/YOLO11/YOLO26/YOLOv10: box tensor 4 x bins channels, class tensor nc channels.
+//   YOLOV5: YOLOv5/YOLOv7 anchor heads: one tensor of A x (5 + nc) channels, (x, y, w, h,
+//           objectness, classes) per anchor; HeadSpec::anchors holds the A (w, h) pairs in pixels.
+//   YOLOX:  reg (4), objectness (1) and class (nc) tensors per head.
+enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2 };
+
 struct HeadSpec {
     int box_output = -1;  // index into Config::outputs
     int cls_output = -1;
@@ -42,6 +49,8 @@ struct HeadSpec {
     int kpt_output = -1;    // pose: K * keypoint_dims channels, (x, y[, visibility]) per keypoint
     int angle_output = -1;  // oriented boxes: 1 channel, the raw angle logit
     int mask_output = -1;   // segmentation: mask coefficients
+    int obj_output = -1;    // YOLOX: the objectness tensor (box_output: reg, cls_output: classes)
+    std::vector<int> anchors;  // YOLOV5: (w, h) pairs in input pixels, one pair per anchor
 };
 
 struct Settings {
@@ -59,6 +68,12 @@ struct Settings {
     bool normalized = true;                // coordinates divided by the input size
     bool yxyx = true;                      // [ymin, xmin, ymax, xmax] or [x1, y1, x2, y2]
     int image_height = 0, image_width = 0;
+    // End-to-end heads (Ultralytics' one-to-one head, YOLO26/YOLOv10): no NMS, the top-k selection
+    // of topk.hpp; max_total is max_det there (-1: Ultralytics' 300).
+    bool end2end = false;
+    // YOLOV5/YOLOX: the box formulas of HailoRT's op (normalized by the grid, as its float32 code
+    // computes them) or of the model's own repository (pixels, by the stride).
+    bool hailort_decode = true;
 };
 
 struct Config {
@@ -66,6 +81,7 @@ struct Config {
     std::vector<HeadSpec> heads;  // candidate order follows this order
     int num_classes = 0;
     int bins = 16;                // DFL bins per side; 1 = distances given directly
+    HeadKind kind = HeadKind::DFL;
     Settings settings;
     int num_keypoints = 0;        // pose: K (0: no keypoints)
     int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)

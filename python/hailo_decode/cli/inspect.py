@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..config import DecoderConfig
+from ..config import DecoderConfig, end2end_choice
 from ..decoder import Decoder
 from ..hef import HefError, HefInfo, HefLayer, HefNetworkGroup, config_from_hef, infer_class_activation, read_hef
 
@@ -56,8 +56,18 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
-        tie_break=cfg.tie_break, box_format=cfg.box_format,
+        tie_break=cfg.tie_break, box_format=cfg.box_format, end2end=cfg.end2end,
+        selection=_selection_note(cfg),
     )
+
+
+def _selection_note(cfg: DecoderConfig) -> str:
+    """Which selection the configuration runs and why (end-to-end top-k or NMS)."""
+    suggested, reason = end2end_choice(cfg)
+    chosen = "end-to-end top-k (no NMS)" if cfg.end2end else "NMS"
+    if cfg.end2end == suggested:
+        return f"{chosen}: {reason}"
+    return f"{chosen}, as set (the shapes alone suggest otherwise: {reason})"
 
 
 def _shape_str(shape: Tuple[int, ...]) -> str:
@@ -221,6 +231,8 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                          f"{cfg['max_per_class']}, box_format {cfg['box_format']}")
             if ng.get("class_activation_note"):
                 lines.append(f"        class activation: {ng['class_activation_note']}")
+            if cfg.get("selection"):
+                lines.append(f"        selection: {cfg['selection']}")
     if diagnosis is not None:
         lines.append("Recorded frames:")
         for d in diagnosis:

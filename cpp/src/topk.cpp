@@ -1,0 +1,121 @@
+#include "topk.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace hailo_decode {
+namespace detail {
+namespace {
+
+// A strict total order (indices are unique), so the k kept and their order do not depend on how
+// nth_element and sort get there.
+inline bool better(const TopkKey& a, const TopkKey& b) {
+    return a.score > b.score || (a.score == b.score && a.index < b.index);
+}
+
+template <typename T>
+inline float score_at(const TopkHead& h, const T* frame, size_t cell, int c) {
+    return class_score(*h.gate, *h.cls, frame, cell + h.cls->channel_offset[size_t(c)], c);
+}
+
+// The gate's test in the tensor's own domain (the threshold as the smallest passing raw value).
+template <typename T>
+inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
+    if constexpr (std::is_same<T, float>::value) return raw >= gate.x_min[size_t(c)];
+    else return int32_t(raw) >= gate.q_min[size_t(c)];
+}
+
+template <typename T>
+void add_anchors_t(const TopkHead& h, uint32_t head_index, TopkWorkspace& ws) {
+    const TensorView& v = *h.cls;
+    const ClassScorer& gate = *h.gate;
+    const T* frame = static_cast<const T*>(h.frame);
+    for (int row = 0; row < v.height; ++row)
+        for (int col = 0; col < v.width; ++col) {
+            const size_t cell = v.cell(row, col);
+            float best = 0.0f;
+            bool passes = false;
+            bool done = false;
+            if constexpr (std::is_same<T, uint8_t>::value) {
+                if (v.per_tensor_quant && v.contiguous_channels) {
+                    // One quantization: the score does not decrease with q, so the largest q scores best.
+                    const uint8_t* p = frame + cell;
+                    uint8_t m = 0;
+                    for (int c = 0; c < v.channels; ++c) m = std::max(m, p[c]);
+                    best = gate.lut[m];
+                    passes = int32_t(m) >= gate.q_min[0];
+                    done = true;
+                }
+            }
+            if (!done) {
+                best = score_at(h, frame, cell, 0);
+                passes = false;
+                for (int c = 0; c < v.channels; ++c) {
+                    const float s = score_at(h, frame, cell, c);
+                    best = std::max(best, s);
+                    passes = passes || raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c);
+                }
+            }
+            if (!passes) continue;
+            ws.ranked.push_back(TopkKey{best, uint64_t(ws.anchors.size())});
+            ws.anchors.push_back(TopkAnchor{head_index, row, col});
+        }
+}
+
+// Passing pairs of one ranked anchor, appended to ws.selected (agnostic: only its best class).
+template <typename T>
+void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const TopkKey& best, uint64_t nc, bool agnostic,
+                 TopkWorkspace& ws) {
+    const TensorView& v = *h.cls;
+    const ClassScorer& gate = *h.gate;
+    const T* frame = static_cast<const T*>(h.frame);
+    const size_t cell = v.cell(a.row, a.col);
+    for (int c = 0; c < v.channels; ++c) {
+        const float s = score_at(h, frame, cell, c);
+        if (agnostic) {
+            if (s == best.score) {  // the lowest class with the best score
+                ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
+                return;
+            }
+            continue;
+        }
+        if (raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c)) ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
+    }
+}
+
+}  // namespace
+
+void select_top(ScratchVector<TopkKey>& keys, size_t k) {
+    if (k < keys.size()) {
+        std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(k), keys.end(), better);
+        keys.resize(k);
+    }
+    std::sort(keys.begin(), keys.end(), better);
+}
+
+void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws) {
+    switch (head.cls->dtype) {
+        case DType::U8: add_anchors_t<uint8_t>(head, head_index, ws); break;
+        case DType::U16: add_anchors_t<uint16_t>(head, head_index, ws); break;
+        case DType::F32: add_anchors_t<float>(head, head_index, ws); break;
+    }
+}
+
+void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
+    select_top(ws.ranked, k);
+    ws.selected.clear();
+    const uint64_t nc = uint64_t(num_classes);
+    for (size_t r = 0; r < ws.ranked.size(); ++r) {
+        const TopkAnchor& a = ws.anchors[size_t(ws.ranked[r].index)];
+        const TopkHead& h = heads[a.head];
+        switch (h.cls->dtype) {
+            case DType::U8: add_pairs_t<uint8_t>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
+            case DType::U16: add_pairs_t<uint16_t>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
+            case DType::F32: add_pairs_t<float>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
+        }
+    }
+    if (!agnostic) select_top(ws.selected, k);  // agnostic: already in stage-1 order
+}
+
+}  // namespace detail
+}  // namespace hailo_decode
