@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "anchor_heads.hpp"
 #include "dfl.hpp"
 #include "nms.hpp"
 #include "scan.hpp"
@@ -61,6 +62,7 @@ struct Decoder::Impl {
     std::vector<CellCentres> centres;    // one per head
     std::vector<ClassScorer> gates;      // end2end: one per head, at the lowest class threshold
     size_t total_anchors = 0;            // cells of every head
+    std::unique_ptr<AnchorHeads> anchor_heads;  // HeadKind YOLOV5 / YOLOX
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -93,6 +95,11 @@ void Decoder::Impl::validate() {
     if (!std::isfinite(s.iou_threshold)) bad("iou threshold must be finite, got " + std::to_string(s.iou_threshold));
     views.reserve(cfg.outputs.size());
     for (const auto& o : cfg.outputs) views.push_back(make_tensor_view(o));
+    if (cfg.kind != HeadKind::DFL) {  // anchor-based heads: their own room validates them
+        if (s.end2end) bad("end2end selection is for DFL heads (YOLO26/YOLOv10), not anchor-based ones");
+        anchor_heads.reset(new AnchorHeads(cfg, views));
+        return;
+    }
     for (const auto& h : cfg.heads) {
         if (h.box_output < 0 || size_t(h.box_output) >= views.size() || h.cls_output < 0 ||
             size_t(h.cls_output) >= views.size())
@@ -208,12 +215,22 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
 }
 
 void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Workspace& ws) {
-    if (cfg.settings.end2end) {
-        decode_frame_end2end(tensors, frame, ws);
-        return;
-    }
     ws.boxes.clear();
     ws.candidates.clear();
+    switch (cfg.kind) {
+        case HeadKind::YOLOV5:
+        case HeadKind::YOLOX:
+            anchor_heads->collect(tensors, frame, ws.candidates, ws.boxes);
+            sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
+            suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+            return;
+        case HeadKind::DFL:
+            if (cfg.settings.end2end) {
+                decode_frame_end2end(tensors, frame, ws);
+                return;
+            }
+            break;
+    }
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];

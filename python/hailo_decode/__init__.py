@@ -6,7 +6,7 @@ cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > co
 """
 
 from ._core import simd_info
-from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
+from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from .hef import HefError, read_hef
@@ -20,6 +20,7 @@ __all__ = [
     "Decoder",
     "DecoderConfig",
     "Detections",
+    "AnchorHead",
     "Head",
     "HefError",
     "OutputInfo",
@@ -27,4 +28,5 @@ __all__ = [
     "hailo_nms_buffer_size",
     "read_hef",
     "simd_info",
+    "YoloxHead",
 ]
