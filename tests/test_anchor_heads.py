@@ -295,3 +295,69 @@ def test_bad_anchor_heads_raise_clear_errors():
                          image_size=(128, 128))
     with pytest.raises(ValueError, match="outputs .* belong to no head"):
         hd.DecoderConfig(youts, yheads[:2], image_size=(128, 128))
+
+
+# --------------------------------------------------------------------------------------------
+# from_hef: the HEF's yolov5 / yolox NMS ops (written with tests/hef_writer.py's encoder)
+# --------------------------------------------------------------------------------------------
+def _anchor_hef(kind, outputs, pads):
+    import hef_writer as w
+    layers = [w.Layer("net/input_layer1", (128, 128, 3), output=False, limvals=(0.0, 255.0))]
+    for o in outputs:
+        padded = o.memory_shape if o.device else None
+        layers.append(w.Layer(o.name, o.shape, "NHCW" if o.device else "NHWC", padded=padded,
+                              data_bytes=1 if o.dtype == "uint8" else 2, zp=float(o.zp), scale=float(o.scale),
+                              pad_index=pads[o.name]))
+    if kind == "yolov5":
+        decs = []
+        for stride, name in V5_NAMES.items():
+            hs = b"".join(w.enc_varint(a[1]) for a in ANCHORS[stride])
+            ws = b"".join(w.enc_varint(a[0]) for a in ANCHORS[stride])
+            # ProtoHEFYoloBboxDecoder: h 2 (packed), w 3 (packed), stride 4, pad_index 5
+            decs.append(w.msg(4, w.ln(2, hs), w.ln(3, ws), w.uint(4, stride), w.uint(5, pads[name], keep_zero=True)))
+        body = w.msg(7, w.f64(1, 128.0), w.f64(2, 128.0), w.uint(3, 1), *decs)
+    else:
+        decs = [w.msg(3, w.uint(1, s), w.uint(2, pads[f"x/reg{s}"], keep_zero=True),
+                      w.uint(3, pads[f"x/cls{s}"], keep_zero=True), w.uint(4, pads[f"x/obj{s}"], keep_zero=True))
+                for s in (8, 16, 32)]
+        body = w.msg(8, w.f64(1, 128.0), w.f64(2, 128.0), *decs)
+    nms = b"".join([w.f64(1, 0.25), w.f64(2, 0.5), w.uint(3, 50), w.uint(4, 5 if kind == "yolov5" else 3), body])
+    op = b"".join([w.string(1, f"{kind}_nms_postprocess"), w.msg(3, w.pad(1000, f"net/{kind}_nms")), w.msg(5, nms)])
+    group = w.network_group("net", layers) + w.msg(8, op)
+    return w.wrap(w.hef_proto([group], extensions=(0, 3, 12, 13, 14, 15)))
+
+
+def test_from_hef_reads_the_yolov5_op_and_round_trips(tmp_path):
+    rng = np.random.default_rng(21)
+    tensors, quant, anchors, outputs, heads, raw = _v5_case(rng, nc=5, device=(False, False, False))
+    pads = {V5_NAMES[s]: 10 + k for k, s in enumerate((8, 16, 32))}
+    p = tmp_path / "yolov5.hef"
+    p.write_bytes(_anchor_hef("yolov5", outputs, pads))
+    info = hd.read_hef(str(p))
+    op = info.network_groups[0].anchor_op
+    assert op is not None and op.kind == "yolov5" and [d.anchors for d in op.decoders] == [ANCHORS[8], ANCHORS[16], ANCHORS[32]]
+    cfg = hd.DecoderConfig.from_hef(str(p))
+    assert cfg.head_kind == "yolov5" and cfg.num_classes == 5 and cfg.image_size == (128, 128)
+    assert (cfg.score_threshold, cfg.iou_threshold, cfg.max_per_class) == (0.25, 0.5, 50)
+    assert cfg.class_activation == "none"  # quantized over [0, 1]: sigmoid on chip
+    dec = hd.Decoder(cfg)
+    got = dec(raw)
+    ref = yolov5_op(tensors, quant, anchors, num_classes=5, score_th=0.25, iou_th=0.5, max_per_class=50, image_hw=(128, 128))
+    np.testing.assert_array_equal(got.boxes, ref[0])
+    back = hd.decode_hailo_nms(dec.decode_to_hailo_nms(raw), num_classes=5, max_per_class=50)
+    assert sorted(map(tuple, np.asarray(back.boxes).tolist())) == sorted(map(tuple, np.asarray(got.boxes).tolist()))
+
+
+def test_from_hef_reads_the_yolox_op(tmp_path):
+    rng = np.random.default_rng(22)
+    heads_raw, quant, outputs, heads, raw = _yolox_case(rng, nc=3)
+    pads = {o.name: 20 + k for k, o in enumerate(outputs)}
+    p = tmp_path / "yolox.hef"
+    p.write_bytes(_anchor_hef("yolox", outputs, pads))
+    cfg = hd.DecoderConfig.from_hef(str(p))
+    assert cfg.head_kind == "yolox" and [(h.box, h.obj, h.cls) for h in cfg.heads] == [
+        (f"x/reg{s}", f"x/obj{s}", f"x/cls{s}") for s in (8, 16, 32)]
+    got = hd.Decoder(cfg)(raw)
+    ref = yolox_op(heads_raw, quant, num_classes=3, score_th=0.25, iou_th=0.5, max_per_class=50)
+    np.testing.assert_array_equal(got.boxes, ref[0])
+    np.testing.assert_array_equal(got.scores, ref[1])
