@@ -1,6 +1,7 @@
 #include "topk.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 
 namespace hailo_decode {
@@ -65,7 +66,7 @@ void add_anchors_t(const TopkHead& h, uint32_t head_index, TopkWorkspace& ws) {
 // Passing pairs of one ranked anchor, appended to ws.selected (agnostic: only its best class).
 template <typename T>
 void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const TopkKey& best, uint64_t nc, bool agnostic,
-                 TopkWorkspace& ws) {
+                 float floor, TopkWorkspace& ws) {
     const TensorView& v = *h.cls;
     const ClassScorer& gate = *h.gate;
     const T* frame = static_cast<const T*>(h.frame);
@@ -79,7 +80,7 @@ void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const Topk
             }
             continue;
         }
-        if (raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c)) ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
+        if (s >= floor && raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c)) ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
     }
 }
 
@@ -105,13 +106,16 @@ void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_
     select_top(ws.ranked, k);
     ws.selected.clear();
     const uint64_t nc = uint64_t(num_classes);
+    // With k anchors chosen, each brings its best pair: k pairs score at least the k-th anchor's
+    // best, so no pair below it can be among the k best (ties at it are kept).
+    const float floor = ws.ranked.size() == k && k > 0 ? ws.ranked.back().score : -std::numeric_limits<float>::infinity();
     for (size_t r = 0; r < ws.ranked.size(); ++r) {
         const TopkAnchor& a = ws.anchors[size_t(ws.ranked[r].index)];
         const TopkHead& h = heads[a.head];
         switch (h.cls->dtype) {
-            case DType::U8: add_pairs_t<uint8_t>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
-            case DType::U16: add_pairs_t<uint16_t>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
-            case DType::F32: add_pairs_t<float>(h, a, r, ws.ranked[r], nc, agnostic, ws); break;
+            case DType::U8: add_pairs_t<uint8_t>(h, a, r, ws.ranked[r], nc, agnostic, floor, ws); break;
+            case DType::U16: add_pairs_t<uint16_t>(h, a, r, ws.ranked[r], nc, agnostic, floor, ws); break;
+            case DType::F32: add_pairs_t<float>(h, a, r, ws.ranked[r], nc, agnostic, floor, ws); break;
         }
     }
     if (!agnostic) select_top(ws.selected, k);  // agnostic: already in stage-1 order

@@ -19,7 +19,9 @@
 // below every kept one and all its pairs fail, and a dropped pair ranks below every pair that can
 // pass, so neither can take a kept one's place. Best scores come from one pass over the class
 // bytes (the maximum raw value of a cell, for uint8 with one quantization: the score is
-// non-decreasing in it); stage 2 reads the class values of the k anchors only.
+// non-decreasing in it); stage 2 reads the class values of the k anchors only, and keeps only
+// pairs scoring at least the k-th anchor's best score (the k anchors' best pairs already make k
+// pairs that good, so nothing below can be among the k best; ties at it are kept).
 #pragma once
 
 #include <cstddef>
