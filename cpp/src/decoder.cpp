@@ -353,7 +353,7 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
         const int c = int(key.index % nc);
         const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
         if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics: conf after the top-k
-        const TopkAnchor& a = t.anchors[size_t(t.ranked[size_t(key.index / nc)].index)];
+        const TopkAnchor a = anchor_at(t, ws.topk_heads.data(), t.ranked[size_t(key.index / nc)].index);
         const HeadSpec& head = cfg.heads[a.head];
         CellHit hit{a.row, a.col, 0, 0};
         ws.boxes.clear();

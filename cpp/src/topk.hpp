@@ -48,11 +48,16 @@ struct TopkAnchor {
 };
 
 struct TopkWorkspace {
-    ScratchVector<TopkAnchor> anchors;  // passing the gate, in anchor order
-    ScratchVector<TopkKey> ranked;      // stage 1: index = position in `anchors`
-    ScratchVector<TopkKey> selected;    // stage 2: index = rank * nc + class (rank into `ranked`)
+    ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
+    std::vector<size_t> head_start;  // where each head's cells start in `best`
+    size_t passing = 0;              // cells not gated out
+    ScratchVector<float> scratch;    // for the k-th best score
+    ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
+    ScratchVector<TopkKey> selected; // stage 2: index = rank * nc + class (rank into `ranked`)
     void clear() {
-        anchors.clear();
+        best.clear();
+        head_start.clear();
+        passing = 0;
         ranked.clear();
     }
 };
@@ -68,7 +73,12 @@ struct TopkHead {
 void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 
 // Both stages over the anchors added; the pairs chosen end in ws.selected, best first.
+// Stage 1 finds the k-th best score among the anchors first (nth_element over plain floats) and
+// ranks only the anchors at or above it (ties at it included, so the result is exact).
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
+
+// Head, row and column of an anchor (an index into ws.best).
+TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor);
 
 }  // namespace detail
 }  // namespace hailo_decode
