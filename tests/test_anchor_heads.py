@@ -361,3 +361,16 @@ def test_from_hef_reads_the_yolox_op(tmp_path):
     ref = yolox_op(heads_raw, quant, num_classes=3, score_th=0.25, iou_th=0.5, max_per_class=50)
     np.testing.assert_array_equal(got.boxes, ref[0])
     np.testing.assert_array_equal(got.scores, ref[1])
+
+
+def test_inspect_shows_the_yolov5_op_and_the_decoder_built_from_it(tmp_path, capsys):
+    from hailo_decode.cli import main
+    rng = np.random.default_rng(21)
+    _, _, _, outputs, _, _ = _v5_case(rng, nc=5, device=(False, False, False))
+    p = tmp_path / "yolov5.hef"
+    p.write_bytes(_anchor_hef("yolov5", outputs, {V5_NAMES[s]: 10 + k for k, s in enumerate((8, 16, 32))}))
+    assert main(["inspect", str(p)]) in (0, None)
+    out = capsys.readouterr().out
+    assert "Op YOLOV5" in out and "anchors [[10, 13], [16, 30], [33, 23]]" in out
+    assert "5 classes, yolov5 heads" in out and "heads from the HEF's YOLOV5 NMS op" in out
+    assert "not decoded by hailo-decode" not in out

@@ -49,7 +49,8 @@ def _q(v: Any) -> Any:
 
 def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
     return dict(
-        semantics=cfg.semantics, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
+        semantics=cfg.semantics, head_kind=cfg.head_kind, num_classes=cfg.num_classes, bins=cfg.bins,
+        image_size=list(cfg.image_size),
         heads=[dict(box=h.box, cls=h.cls, stride=h.stride) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
                       padded_shape=list(o.memory_shape), device=o.device) for o in cfg.outputs],
@@ -96,6 +97,18 @@ def _decoder_for(info: HefInfo, ng: HefNetworkGroup, device_buffers: bool,
         return None, str(e)
 
 
+def _anchor_op_dict(ng: HefNetworkGroup) -> Optional[Dict[str, Any]]:
+    """The network group's YOLOv5 / YOLOX NMS op, JSON-ready (None without one)."""
+    op = ng.anchor_op
+    if op is None:
+        return None
+    return dict(name=op.name, type=op.kind.upper(), score_threshold=op.score_threshold, iou_threshold=op.iou_threshold,
+                classes=op.classes, max_proposals_per_class=op.max_proposals_per_class, image_height=op.image_height,
+                image_width=op.image_width, output_name=op.output_name,
+                bbox_decoders=[dict(stride=d.stride, layer=d.layer, anchors=[list(a) for a in d.anchors],
+                                    obj_layer=d.obj_layer, cls_layer=d.cls_layer) for d in op.decoders])
+
+
 def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device_buffers: bool = False,
                    semantics: str = "hailort") -> Dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready data."""
@@ -128,7 +141,8 @@ def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device
             name=ng.name, networks=list(ng.networks), contexts=ng.contexts, partial_layout=ng.partial_layout,
             inputs=[_layer_dict(x) for x in ng.inputs], outputs=[_layer_dict(x) for x in ng.outputs],
             post_process_ops=[dict(name=o.name, kind=o.kind, output_name=o.output_name) for o in ng.ops],
-            nms=nms, decoder=config_to_dict(cfg) if cfg is not None else None, decoder_error=reason,
+            nms=nms, anchor_op=_anchor_op_dict(ng), decoder=config_to_dict(cfg) if cfg is not None else None,
+            decoder_error=reason,
             class_activation_note=activation_note))
     return out
 
@@ -194,8 +208,21 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             for d in nms["bbox_decoders"]:
                 lines.append(f"                Bbox decoder: stride {d['stride']}, reg {d['reg_layer']} "
                              f"(pad {d['reg_pad_index']}), cls {d['cls_layer']} (pad {d['cls_pad_index']})")
+        aop = ng.get("anchor_op")
+        if aop is not None:
+            lines.append("            Operation:")
+            lines.append(f"                Op {aop['type']}")
+            lines.append(f"                Name: {aop['name']}")
+            lines.append(f"                Score threshold: {aop['score_threshold']:.3f}")
+            lines.append(f"                IoU threshold: {aop['iou_threshold']:.2f}")
+            lines.append(f"                Classes: {aop['classes']}")
+            lines.append(f"                Max bboxes per class: {aop['max_proposals_per_class']}")
+            for d in aop["bbox_decoders"]:
+                what = (f"anchors {d['anchors']}" if aop["type"] == "YOLOV5"
+                        else f"obj {d['obj_layer']}, cls {d['cls_layer']}")
+                lines.append(f"                Bbox decoder: stride {d['stride']}, {d['layer']}, {what}")
         for op in ng["post_process_ops"]:
-            if nms is None or op["name"] != nms["name"]:
+            if (nms is None or op["name"] != nms["name"]) and (aop is None or op["name"] != aop["name"]):
                 lines.append(f"            Operation: {op['kind']} {op['name']} (not decoded by hailo-decode)")
         lines.append("        Stream infos:")
         for kind, xs in (("Input ", ng["inputs"]), ("Output", ng["outputs"])):
@@ -214,8 +241,10 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
         if cfg is None:
             lines.append(f"        none: {ng['decoder_error']}")
         else:
-            src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes"
-            lines.append(f"        {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
+            src = ("the HEF's YOLOv8 NMS op" if nms is not None else f"the HEF's {aop['type']} NMS op"
+                   if aop is not None else "output shapes")
+            kind = f"{cfg['bins']} DFL bins" if cfg.get("head_kind", "dfl") == "dfl" else f"{cfg['head_kind']} heads"
+            lines.append(f"        {cfg['num_classes']} classes, {kind}, input "
                          f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
             for hd in cfg["heads"]:
                 lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}")
