@@ -374,3 +374,13 @@ def test_inspect_shows_the_yolov5_op_and_the_decoder_built_from_it(tmp_path, cap
     assert "Op YOLOV5" in out and "anchors [[10, 13], [16, 30], [33, 23]]" in out
     assert "5 classes, yolov5 heads" in out and "heads from the HEF's YOLOV5 NMS op" in out
     assert "not decoded by hailo-decode" not in out
+
+
+def test_from_hef_with_yolox_heads_given(tmp_path):
+    """heads= given to from_hef: the objectness outputs count as used too."""
+    rng = np.random.default_rng(23)
+    heads_raw, quant, outputs, heads, raw = _yolox_case(rng, nc=3)
+    p = tmp_path / "yolox.hef"
+    p.write_bytes(_anchor_hef("yolox", outputs, {o.name: 20 + k for k, o in enumerate(outputs)}))
+    cfg = hd.DecoderConfig.from_hef(str(p), heads=heads[:2], image_size=(128, 128))
+    assert [h.obj for h in cfg.heads] == ["x/obj8", "x/obj16"] and len(cfg.outputs) == 6

@@ -1051,7 +1051,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         heads = settings.pop("heads")
         names = None
         if heads:
-            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None))}
+            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None), getattr(h, "obj", None))}
+            wanted.discard(None)
             known = [o.name for o in ng.outputs]
             unknown = sorted(str(n) for n in wanted - set(known))
             if unknown:
