@@ -132,6 +132,7 @@ def numpy_decode(cfg, raw):
 
 
 def _median(fn, budget):
+    """Median of the per-call times (the machine is shared: the median resists the other loads)."""
     times, t0 = [], time.perf_counter()
     while time.perf_counter() - t0 < budget or len(times) < 5:
         times.append(fn())
@@ -142,8 +143,8 @@ def measure(name, cfg, raw, budget):
     dec = hd.Decoder(cfg)
     arrays = [np.ascontiguousarray(raw[o.name]) for o in cfg.outputs]
     dec(raw)  # warm
-    ours = _median(lambda: dec._core.time_decode(arrays, 1, 20)[-1], budget)
-    floor = _median(lambda: _core.time_read_pass(arrays, 20)[-1], budget)
+    ours = _median(lambda: statistics.median(dec._core.time_decode(arrays, 1, 20)), budget)
+    floor = _median(lambda: statistics.median(_core.time_read_pass(arrays, 20)), budget)
 
     def np_once():
         t = time.perf_counter()

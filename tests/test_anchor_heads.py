@@ -344,8 +344,13 @@ def test_from_hef_reads_the_yolov5_op_and_round_trips(tmp_path):
     got = dec(raw)
     ref = yolov5_op(tensors, quant, anchors, num_classes=5, score_th=0.25, iou_th=0.5, max_per_class=50, image_hw=(128, 128))
     np.testing.assert_array_equal(got.boxes, ref[0])
+    want = sorted(map(tuple, np.asarray(got.boxes).tolist()))
     back = hd.decode_hailo_nms(dec.decode_to_hailo_nms(raw), num_classes=5, max_per_class=50)
-    assert sorted(map(tuple, np.asarray(back.boxes).tolist())) == sorted(map(tuple, np.asarray(got.boxes).tolist()))
+    assert sorted(map(tuple, np.asarray(back.boxes).tolist())) == want
+    for tf in (False, True):  # pyhailort's per-class list and its tf_nms_format array
+        form = got.to_hailo_nms(tf_format=tf, num_classes=5, max_per_class=50)
+        again = hd.decode_hailo_nms(form, num_classes=5, max_per_class=50)
+        assert sorted(map(tuple, np.asarray(again.boxes, np.float32).tolist())) == want
 
 
 def test_from_hef_reads_the_yolox_op(tmp_path):
