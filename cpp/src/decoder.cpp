@@ -44,6 +44,8 @@ struct alignas(64) Workspace {
     NmsWorkspace nms;
     TopkWorkspace topk;                 // end-to-end selection
     std::vector<TopkHead> topk_heads;   // one per head, pointed at the frame being decoded
+    ScratchVector<uint32_t> rank_box;       // end2end: the box of each stage-1 rank used
+    ScratchVector<TopkAnchor> rank_anchor;  // and its anchor
     std::vector<Detection> results;  // detections of the frames this workspace decoded
 };
 
@@ -349,20 +351,42 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     const size_t k = std::min(max_det, total_anchors);
     select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
     const uint64_t nc = uint64_t(cfg.num_classes);
+    // The pairs that pass (Ultralytics: the confidence test after the top-k), as candidates whose
+    // `box` is the stage-1 rank of their anchor.
+    ws.candidates.clear();
     for (const TopkKey& key : t.selected) {
         const int c = int(key.index % nc);
         const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
-        if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics: conf after the top-k
-        const TopkAnchor a = anchor_at(t, ws.topk_heads.data(), t.ranked[size_t(key.index / nc)].index);
-        const HeadSpec& head = cfg.heads[a.head];
-        CellHit hit{a.row, a.col, 0, 0};
-        ws.boxes.clear();
-        decode_boxes(a.head, frame_of(tensors, head.box_output, frame), &hit, 1, ws);
+        if (score_passes(key.score, th, s.score_inclusive)) ws.candidates.push_back(Candidate{key.score, c, uint32_t(key.index / nc)});
+    }
+    // One box per anchor used, decoded a head at a time (one DFL call per head, as the NMS path).
+    const uint32_t none = ~uint32_t(0);
+    ws.rank_box.assign(t.ranked.size(), none);
+    ws.rank_anchor.resize(t.ranked.size());
+    for (const Candidate& cand : ws.candidates)
+        if (ws.rank_box[cand.box] == none) {
+            ws.rank_anchor[cand.box] = anchor_at(t, ws.topk_heads.data(), t.ranked[cand.box].index);
+            ws.rank_box[cand.box] = none - 1;  // used, box not decoded yet
+        }
+    ws.boxes.clear();
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        ws.box_cells.clear();
+        const uint32_t first = uint32_t(ws.boxes.size());
+        for (const Candidate& cand : ws.candidates) {
+            const TopkAnchor& a = ws.rank_anchor[cand.box];
+            if (a.head != h || ws.rank_box[cand.box] != none - 1) continue;
+            ws.rank_box[cand.box] = first + uint32_t(ws.box_cells.size());
+            ws.box_cells.push_back(CellHit{a.row, a.col, 0, 0});
+        }
+        if (!ws.box_cells.empty())
+            decode_boxes(h, frame_of(tensors, cfg.heads[h].box_output, frame), ws.box_cells.data(), ws.box_cells.size(), ws);
+    }
+    for (const Candidate& cand : ws.candidates) {
+        const Box& b = ws.boxes[ws.rank_box[cand.box]];
         Detection& d = ws.results.emplace_back();
-        const Box& b = ws.boxes[0];
         for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
-        d.score = key.score;
-        d.class_id = c;
+        d.score = cand.score;
+        d.class_id = cand.class_id;
         d.head = b.head;
         d.cell = b.cell;
     }
