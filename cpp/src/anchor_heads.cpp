@@ -39,6 +39,7 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
     for (int c = 0; c < nc; ++c)
         thresholds_[size_t(c)] = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
     const float lowest = *std::min_element(s.score_threshold.begin(), s.score_threshold.end());
+    lowest_ = lowest;
     const std::vector<float> gate{lowest};
     for (size_t i = 0; i < cfg.heads.size(); ++i) {
         const HeadSpec& hs = cfg.heads[i];
@@ -122,14 +123,26 @@ void AnchorHeads::collect(const void* const* tensors, size_t frame, ScratchVecto
     }
 }
 
-template <typename ScoreOf>
-void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], ScoreOf score_of,
+int32_t AnchorHeads::class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const {
+    if (cls.dtype != DType::U8 || !cls.per_tensor_quant || !(obj >= 0.0f)) return 0;
+    const Settings& s = cfg_.settings;
+    int32_t lo = 0, hi = 256;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) / 2;
+        if (score_passes(sc.lut[size_t(mid)] * obj, lowest_, s.score_inclusive)) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+template <typename ScoreOf, typename Skip>
+void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], ScoreOf score_of, Skip skip,
                            ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
     const Settings& s = cfg_.settings;
     const uint32_t box_index = uint32_t(boxes.size());
     bool any = false;
     if (s.multi_label) {
         for (int c = 0; c < cfg_.num_classes; ++c) {
+            if (skip(c)) continue;
             const float score = score_of(c);
             if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
             candidates.push_back(Candidate{score, c, box_index});
@@ -210,7 +223,13 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                     const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
                     b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
                 }
-                add_cell(h, row, col, b, [&](int c) { return value(5 + c) * obj; }, candidates, boxes);
+                const int32_t cut = class_cut(sc, v, obj);
+                add_cell(h, row, col, b, [&](int c) { return value(5 + c) * obj; },
+                         [&](int c) {
+                             if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                             else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
+                         },
+                         candidates, boxes);
             }
         }
 }
@@ -246,8 +265,13 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
                 b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
             }
             const size_t cc = cv.cell(row, col);
+            const int32_t cut = class_cut(h.cls_scorer, cv, objectness);
             add_cell(h, row, col, b,
                      [&](int c) { return class_score(h.cls_scorer, cv, cls, cc + cv.channel_offset[size_t(c)], c) * objectness; },
+                     [&](int c) {
+                         if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                         else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
+                     },
                      candidates, boxes);
         }
 }

@@ -64,9 +64,14 @@ private:
     void yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
                ScratchVector<Box>& boxes) const;
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
-    template <typename ScoreOf>
+    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work).
+    template <typename ScoreOf, typename Skip>
     void add_cell(const Head& h, int row, int col, const float normalized_yxyx_or_pixels_xyxy[4], ScoreOf score_of,
-                  ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+                  Skip skip, ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+    // uint8, one quantization: the smallest raw class value whose score (lut[q] * obj) can pass the
+    // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.
+    int32_t class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const;
+    float lowest_ = 0.0f;
 };
 
 }  // namespace detail
