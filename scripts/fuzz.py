@@ -3,7 +3,7 @@
 number of cases run and every failure with a replayable reproducer.
 
     python scripts/fuzz.py --seconds 600                  # every harness, 10 minutes in all
-    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | all
+    python scripts/fuzz.py --seconds 600 --target hef     # decoder | hef | interop | all
     python scripts/fuzz.py --seconds 60 --harness decode_valid --jobs 1
     python scripts/fuzz.py --replay '<spec json>'         # re-run one case (printed with a failure)
     python scripts/fuzz.py --list                         # the harnesses
@@ -41,19 +41,29 @@ from typing import Any, Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core")
+DECODER_HARNESSES = ("decode_valid", "decode_faults", "nms_input", "nms_json", "core", "by_score_input",
+                     "bbox_only_input")
 HEF_HARNESSES = ("hef_real", "hef_writer", "hef_generated", "hef_header")
-TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "all": DECODER_HARNESSES + HEF_HARNESSES}
+INTEROP_HARNESSES = ("interop",)
+TARGETS = {"decoder": DECODER_HARNESSES, "hef": HEF_HARNESSES, "interop": INTEROP_HARNESSES,
+           "all": DECODER_HARNESSES + HEF_HARNESSES + INTEROP_HARNESSES}
 
 
 def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
     """(hypothesis strategy, runner) of a harness; the same ones the tests use."""
     from fuzz import decoder_cases as dc
 
+    if name in INTEROP_HARNESSES:
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.interop_specs(), ti.run_interop_spec
     if name in DECODER_HARNESSES:
+        from fuzz import nms_forms_cases as nf
+
         strategy = {"decode_valid": lambda: dc.decode_specs(valid=True),
                     "decode_faults": lambda: dc.decode_specs(valid=False),
-                    "nms_input": dc.nms_input_specs, "nms_json": dc.nms_json_specs, "core": dc.core_specs}[name]()
+                    "nms_input": dc.nms_input_specs, "nms_json": dc.nms_json_specs, "core": dc.core_specs,
+                    "by_score_input": nf.by_score_specs, "bbox_only_input": nf.bbox_only_specs}[name]()
         return strategy, dc.run_spec
     from fuzz import test_fuzz_hef as th
 
@@ -67,6 +77,10 @@ def _harness(name: str) -> Tuple[Any, Callable[[Dict[str, Any]], str]]:
 
 def replay(spec_json: str) -> str:
     spec = json.loads(spec_json)
+    if spec["kind"] == "interop":
+        from fuzz import test_fuzz_interop as ti
+
+        return ti.run_interop_spec(spec)
     if spec["kind"].startswith("hef_"):
         from fuzz import test_fuzz_hef as th
 

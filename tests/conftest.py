@@ -97,9 +97,26 @@ def assert_equivalent_detections(a, b, box_atol=1e-6):
     np.testing.assert_allclose(a.boxes, b.boxes, rtol=0, atol=box_atol * size)
 
 
+def optional_package(name):
+    """An optional package the test extra installs: skipped without it on a developer's machine,
+    a failure in CI (CI=true), where `pip install ".[test]"` must have brought it."""
+    import importlib
+    import os
+    import warnings
+
+    if os.environ.get("CI"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.import_module(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # supervision warns at import when OpenCV is absent
+        return pytest.importorskip(name)
+
+
 def reference_set(data, name, frame):
     sel = data[f"{name}_frame"] == frame
     return data[f"{name}_xyxy"][sel], data[f"{name}_scores"][sel], data[f"{name}_classes"][sel]
 
 
-__all__ = ["HEAD_KEYS", "assert_same_detections", "assert_equivalent_detections", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config"]
+__all__ = ["HEAD_KEYS", "assert_same_detections", "assert_equivalent_detections", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config",
+           "optional_package"]

@@ -177,6 +177,8 @@ class Yolov8Nms:
     name: str = "yolov8_nms_postprocess"
     output_name: str = ""
     input_pads: Sequence[int] = ()
+    bbox_decoding_only: bool = False   # the yolov8_bbox_only op: decoded boxes and scores, no NMS
+    strides: Optional[Sequence[int]] = None  # override the decoders' strides (to build inconsistent HEFs)
 
 
 def pad(index: int, name: str = "") -> bytes:
@@ -186,14 +188,15 @@ def pad(index: int, name: str = "") -> bytes:
 
 def yolov8_nms_op(n: Yolov8Nms) -> bytes:
     # ProtoHEFYolov8BboxDecoder: stride 1, reg_pad_index 2, cls_pad_index 3
-    decs = [msg(4, uint(1, d.stride), uint(2, d.reg_pad, keep_zero=True), uint(3, d.cls_pad, keep_zero=True))
-            for d in n.decoders]
+    strides = [d.stride for d in n.decoders] if n.strides is None else list(n.strides)
+    decs = [msg(4, uint(1, st), uint(2, d.reg_pad, keep_zero=True), uint(3, d.cls_pad, keep_zero=True))
+            for d, st in zip(n.decoders, strides)]
     # ProtoHEFYolov8NmsOp: image_height 1, image_width 2, input_division_factor 3, bbox_decoders 4, regression_length 5
     y8 = b"".join([f64(1, n.image_hw[0]), f64(2, n.image_hw[1]), uint(3, 1), *decs, uint(5, n.regression_length)])
     # ProtoHEFNmsOp: nms_score_th 1, nms_iou_th 2, max_proposals_per_class 3, classes 4, background_removal 5,
-    # background_removal_index 6, yolov8_nms_op 12
+    # background_removal_index 6, yolov8_nms_op 12, bbox_decoding_only 13
     nms = b"".join([f64(1, n.score_th), f64(2, n.iou_th), uint(3, n.max_per_class), uint(4, n.classes), uint(5, 0),
-                    uint(6, 0), msg(12, y8)])
+                    uint(6, 0), msg(12, y8), uint(13, int(n.bbox_decoding_only))])
     # ProtoHEFOp: name 1, input_pads 2, output_pads 3, nms_op 5
     return b"".join([string(1, n.name), *[msg(2, pad(p, f"in{p}")) for p in n.input_pads],
                      msg(3, pad(1000, n.output_name or n.name)), msg(5, nms)])
@@ -303,26 +306,34 @@ def section_boundaries(hef: bytes) -> List[int]:
 # ---------------------------------------------------------------------------------------------
 # The YOLOv8 model the tests use
 # ---------------------------------------------------------------------------------------------
-def yolov8_layers(classes: int = 80, net: str = "yolov8n", logits: bool = False) -> List[Layer]:
+def _padded_width(w: int) -> int:
+    """The next multiple of 8 above w (40 -> 48, 20 -> 24): padding as the test HEF's layers have it."""
+    return w - w % 8 + 8
+
+
+def yolov8_layers(classes: int = 80, net: str = "yolov8n", logits: bool = False, input_size: int = 640) -> List[Layer]:
     """Six raw head outputs in the layouts HEFs use: FCR, F8CR and NHCW with padding, uint8 and
     uint16, per-feature quantized class and box outputs; plus the input. Pad indices 10..15.
-    logits: class outputs quantized as raw logits (no sigmoid on chip) instead of scores."""
+    logits: class outputs quantized as raw logits (no sigmoid on chip) instead of scores.
+    input_size: the square input's side; the grids are input_size / 8, / 16, / 32."""
+    g8, g16, g32 = input_size // 8, input_size // 16, input_size // 32
     # per-feature: the class output (zero points 0, scales just under 1/255) and a uint16 box output
     cls_scales = [1 / 255 * (1 - 0.001 * (k % 50)) for k in range(classes)]
     box_zps = [30000.0 + 7 * k for k in range(64)]
     box_scales = [0.0003 * (1 + 0.002 * k) for k in range(64)]
     layers = [
-        Layer(f"{net}/input_layer1", (640, 640, 3), "NHWC", output=False, scale=1.0, limvals=(0.0, 255.0)),
-        Layer(f"{net}/conv41", (80, 80, 64), "FCR", data_bytes=1, zp=84.0, scale=0.089, pad_index=10),
-        Layer(f"{net}/conv42", (80, 80, classes), "NHCW", padded=(80, 80, classes), data_bytes=1, zp=0.0,
+        Layer(f"{net}/input_layer1", (input_size, input_size, 3), "NHWC", output=False, scale=1.0,
+              limvals=(0.0, 255.0)),
+        Layer(f"{net}/conv41", (g8, g8, 64), "FCR", data_bytes=1, zp=84.0, scale=0.089, pad_index=10),
+        Layer(f"{net}/conv42", (g8, g8, classes), "NHCW", padded=(g8, g8, classes), data_bytes=1, zp=0.0,
               scale=1 / 255, pad_index=11),
-        Layer(f"{net}/conv52", (40, 40, 64), "F8CR", padded=(40, 48, 64), data_bytes=1, zp=99.0, scale=0.091,
-              pad_index=12),
-        Layer(f"{net}/conv53", (40, 40, classes), "NHCW", padded=(40, 48, classes), data_bytes=2, zp=0.0,
-              scale=1 / 65535, pad_index=13),
-        Layer(f"{net}/conv62", (20, 20, 64), "NHCW", padded=(20, 24, 64), data_bytes=2, zp=30000.0, scale=0.0003,
-              zps=box_zps, scales=box_scales, pad_index=14),
-        Layer(f"{net}/conv63", (20, 20, classes), "FCR", padded=(20, 20, -(-classes // 8) * 8), data_bytes=1,
+        Layer(f"{net}/conv52", (g16, g16, 64), "F8CR", padded=(g16, _padded_width(g16), 64), data_bytes=1, zp=99.0,
+              scale=0.091, pad_index=12),
+        Layer(f"{net}/conv53", (g16, g16, classes), "NHCW", padded=(g16, _padded_width(g16), classes), data_bytes=2,
+              zp=0.0, scale=1 / 65535, pad_index=13),
+        Layer(f"{net}/conv62", (g32, g32, 64), "NHCW", padded=(g32, _padded_width(g32), 64), data_bytes=2,
+              zp=30000.0, scale=0.0003, zps=box_zps, scales=box_scales, pad_index=14),
+        Layer(f"{net}/conv63", (g32, g32, classes), "FCR", padded=(g32, g32, -(-classes // 8) * 8), data_bytes=1,
               zp=0.0, scale=1 / 255, zps=[0.0] * classes, scales=cls_scales, pad_index=15),
     ]
     if logits:
@@ -341,8 +352,8 @@ def yolov8_nms(classes: int = 80, **kw) -> Yolov8Nms:
 
 def yolov8_hef(version: int = 1, *, classes: int = 80, nms: bool = True, net: str = "yolov8n", style: str = "ops",
                hw_arch: str = "HAILO8", per_feature: bool = True, partial: bool = False, contexts: int = 1,
-               logits: bool = False, **nms_kw) -> bytes:
-    layers = yolov8_layers(classes, net, logits)
+               logits: bool = False, input_size: int = 640, **nms_kw) -> bytes:
+    layers = yolov8_layers(classes, net, logits, input_size)
     ng = network_group(net, layers, nms=yolov8_nms(classes, **nms_kw) if nms else None, style=style,
                        partial=partial, contexts=contexts,
                        sorted_outputs=[l.name for l in layers if l.output][::-1])

@@ -5,9 +5,12 @@ positive and per frame, and the table shows every row. (Speed itself is measured
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import hailo_decode as hd
 from hailo_decode import bench
+
+from conftest import optional_package
 
 
 def test_measure_counts_and_table():
@@ -51,3 +54,41 @@ def test_side_by_side_takes_medians_of_every_round():
     assert medians == {"a": 1e-6, "b": 3e-6}
     # one sizing call, then a warm-up call and a timed call per round
     assert [len(c) for c in calls.values()] == [9, 9]
+
+
+def _row(workload, dtype, th, batch, cand, simd):
+    return bench.Row(workload, dtype, th, batch, cand * batch, 3, floor_us=simd / 2, simd_us=simd, scalar_us=simd * 2,
+                     simd_api_us=simd + 5, simd_2threads_us=simd / 1.8 if batch > 1 else None,
+                     numpy_filtered_us=simd * 20, numpy_all_us=simd * 300, simd_path="avx2")
+
+
+def test_plot_time_against_candidates(tmp_path):
+    optional_package("matplotlib")
+    from test_pictures import _png_header
+
+    rows = [_row("yolov8n-like", "uint8", th, b, cand, us) for b in (1, 8)
+            for th, cand, us in ((0.2, 40, 30.0), (0.05, 0, 25.0), (0.001, 900, 80.0))]
+    rows += [_row("real frames", "uint8", 0.2, 1, 12, 20.0)]
+    path = tmp_path / "bench.png"
+    fig = bench.plot(rows, str(path), size_px=(900, 500))
+    assert path.exists() and _png_header(path) == (900, 500)
+    ax, ax_real = fig.axes
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    # one line per series and batch (2 threads only for batch 8), candidates per frame on x, in order
+    assert len(lines) == 11 and "ours 2 threads, batch 1" not in lines
+    simd1 = lines["ours SIMD, batch 1"]
+    assert list(simd1.get_xdata()) == [0, 40, 900] and list(simd1.get_ydata()) == [25.0, 30.0, 80.0]
+    assert list(lines["NumPy decode-all, batch 8"].get_ydata()) == [7500.0, 9000.0, 24000.0]
+    assert list(lines["ours 2 threads, batch 8"].get_xdata()) == [0, 40, 900]
+    assert [ln.get_label() for ln in ax_real.get_lines()][1] == "ours SIMD, batch 1"
+    assert ax.get_xlabel().startswith("candidates per frame") and "per frame" in ax.get_ylabel()
+
+
+def test_plot_without_matplotlib_stops_before_measuring(monkeypatch, capsys):
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setattr(bench, "run", lambda **kw: pytest.fail("measured without a way to plot"))
+    assert bench.main(SimpleNamespace(plot="x.png", quick=True, json=None)) == 2
+    assert "pip install 'hailo-decode[plot]'" in capsys.readouterr().err

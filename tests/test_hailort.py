@@ -314,29 +314,116 @@ def _per_channel(data):
     return quant, frames
 
 
-def test_per_channel_quantization(hp, uint8_data, no_hef_reader):
-    quant, frames = _per_channel(uint8_data)
-    outputs = _outputs(uint8_data, quant=quant)
-    _, path = _register(outputs, frames)
-    hef = hp.HEF(path)
-    assert hef.get_output_vstream_infos()[0].quant_info.qp_scale == 0.0  # INVALID_QUANT_INFO
-    with pytest.raises(ValueError, match="per-channel quantization"):
-        hailort.config_from_hailo(hef, **SIGMOID)
+def _write_hef(tmp_path, outputs):
+    """A real HEF file for the double's model (tests/hef_writer.py): the same outputs, device
+    orders and quantization, per-feature lists with the OUTPUT_SCALE_PER_FEATURE extension; what
+    hailo_decode.hef reads when HailoRT's quant_info is all zeros."""
+    import hef_writer as w
+    layers = [w.Layer(f"{NET}/input_layer1", (640, 640, 3), "NHWC", output=False, scale=1.0, limvals=(0.0, 255.0))]
+    for i, o in enumerate(outputs):
+        kw = dict(zp=float(o.zp), scale=float(o.scale)) if not o.per_channel else dict(
+            zp=0.0, scale=0.0, zps=[q.qp_zp for q in o.quant_infos()], scales=[q.qp_scale for q in o.quant_infos()])
+        layers.append(w.Layer(o.name, o.shape, o.device_order, data_bytes=np.dtype(o.dtype).itemsize, pad_index=10 + i,
+                              **kw))
+    path = tmp_path / f"{NET}.hef"
+    path.write_bytes(w.wrap(w.hef_proto([w.network_group(NET, layers)], extensions=[0, 3, 12, 13, 27, 25]), 1))
+    return str(path)
+
+
+def _per_channel_model(hp, data, tmp_path):
+    quant, frames = _per_channel(data)
+    outputs = _outputs(data, quant=quant)
+    fd = _fd()
+    path = fd.register(fd.FakeModel(NET, outputs, frames=_frame_list(frames)), _write_hef(tmp_path, outputs))
+    return outputs, frames, path
+
+
+def test_per_feature_quant_infos_hold_one_entry(hp, uint8_data, tmp_path):
+    """HailoRT 4.23 (infer_model.cpp, InferStream::Impl::get_quant_infos): InferModel's quant_infos
+    is the vstream's single quant_info, all zeros for a per-feature output; the double too."""
+    outputs, _, path = _per_channel_model(hp, uint8_data, tmp_path)
     im = hp.VDevice().create_infer_model(path)
-    cfg = hailort.config_from_hailo(im, **SIGMOID)
+    for name in (f"{NET}/box_8", f"{NET}/cls_8"):
+        (q,) = im.output(name).quant_infos
+        (info,) = [i for i in hp.HEF(path).get_output_vstream_infos() if i.name == name]
+        assert (q.qp_zp, q.qp_scale) == (info.quant_info.qp_zp, info.quant_info.qp_scale)
+    assert im.output(f"{NET}/box_8").quant_infos[0].qp_scale == 0.0  # INVALID_QUANT_INFO
+    assert im.output(f"{NET}/cls_8").quant_infos[0].qp_scale == pytest.approx(float(uint8_data["scale_cls_8"]))
+
+
+@pytest.mark.parametrize("source", ["hef", "infer_model", "configured_infer_model"])
+def test_per_feature_quantization_read_from_the_hef(hp, uint8_data, tmp_path, source):
+    """The per-channel values come from the HEF file behind the object (HEF.path, InferModel.hef,
+    a ConfiguredInferModel's InferModel), with a HefQuantizationWarning; decoding on the device
+    gives the detections of the per-channel arrays decoded directly."""
+    outputs, frames, path = _per_channel_model(hp, uint8_data, tmp_path)
+    im = hp.VDevice().create_infer_model(path)
+    cim = im.configure()
+    obj = {"hef": hp.HEF(path), "infer_model": im, "configured_infer_model": cim}[source]
+    with pytest.warns(hailort.HefQuantizationWarning, match="per-channel zero points and scales were read from"):
+        cfg = hailort.config_from_hailo(obj, **SIGMOID)
     box8 = cfg.output(f"{NET}/box_8")
-    assert isinstance(box8.scale, tuple) and len(box8.scale) == 64 and box8.scale[1] > box8.scale[0]
+    (expected,) = [o for o in outputs if o.name == box8.name]
+    assert box8.scale == tuple(float(np.float32(v)) for v in expected.scale)
+    assert box8.zp == tuple(float(np.float32(v)) for v in expected.zp)
     assert isinstance(cfg.output(f"{NET}/cls_8").scale, float)  # one per tensor stays a scalar
+    assert [o.order for o in cfg.outputs] == ["FCR", "NHWC"] * 3  # formats still from the object
     direct = hd.Decoder(_direct_config(outputs, **SIGMOID))(frames)
-    hb = hailort.make_bindings(hd.Decoder(cfg), im.configure(), batch_size=5, input_buffers=_inputs(5))
+    hb = hailort.make_bindings(hd.Decoder(cfg), cim, batch_size=5, input_buffers=_inputs(5))
     _same(hb.run(), direct)
     _close(direct, hd.Decoder(demo_config(uint8_data))(uint8_frames(uint8_data)), atol=0.02)
-    # FLOAT32 vstreams are dequantized per channel by HailoRT: no quantization to read.
-    cfg_f = hailort.config_from_hailo(hef, format_type=hp.FormatType.FLOAT32, **SIGMOID)
+
+
+def test_per_feature_quantization_hef_path_and_errors(hp, uint8_data, tmp_path, monkeypatch):
+    outputs, frames, path = _per_channel_model(hp, uint8_data, tmp_path)
+    hef, ng, _, _ = _vstream_setup(hp, path)
+    # A network group does not know its file: say what HailoRT reports and what to pass.
+    with pytest.raises(ValueError) as e:
+        hailort.config_from_hailo(ng, **SIGMOID)
+    msg = str(e.value)
+    for part in ("fall/box_8", "single quant_info", "all zeros", "hef_path=", "FLOAT32", "4.23.0"):
+        assert part in msg
+    # hef_path= names the file: no warning (with nms_json the rest still comes from the object).
+    nms_json = {"bbox_decoders": [{"stride": s, "reg_layer": b, "cls_layer": c} for b, c, s in HEAD_KEYS]}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cfg = hailort.config_from_hailo(ng, nms_json, hef_path=path, class_activation="sigmoid")
+    assert len(cfg.output(f"{NET}/box_16").scale) == 64
+    # Without the HEF reader: the same facts, and how to get it.
+    monkeypatch.setattr(hailort, "_hef_module", lambda: None)
+    with pytest.raises(ValueError, match="install hailo_decode.hef"):
+        hailort.config_from_hailo(hp.VDevice().create_infer_model(path), **SIGMOID)
+    # A HEF that has no per-feature values for such an output is refused, not read as zeros.
+    monkeypatch.undo()
+    other = tmp_path / "other"
+    other.mkdir()
+    plain = _write_hef(other, _outputs(uint8_data))
+    with pytest.raises(ValueError, match="no per-feature values"):
+        hailort.config_from_hailo(ng, hef_path=plain, nms_json=nms_json)
+
+
+def test_per_feature_float32_dequantized_by_hailort(hp, uint8_data, tmp_path):
+    """FLOAT32 outputs: HailoRT dequantizes with the stream's per-channel quant infos
+    (async_pipeline_builder.cpp: get_quant_infos of the stream); no HEF needed, no warning."""
+    outputs, frames, path = _per_channel_model(hp, uint8_data, tmp_path)
+    direct = hd.Decoder(_direct_config(outputs, **SIGMOID))(frames)
+    im = hp.VDevice().create_infer_model(path)
+    for s in im.outputs:
+        s.set_format_type(hp.FormatType.FLOAT32)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cfg = hailort.config_from_hailo(im, **SIGMOID)
+        cfg_vs = hailort.config_from_hailo(hp.HEF(path), format_type=hp.FormatType.FLOAT32, **SIGMOID)
+    assert all(o.dtype == "float32" for o in cfg.outputs) and cfg_vs.outputs == cfg.outputs
+    hb = hailort.make_bindings(hd.Decoder(cfg), im.configure(), batch_size=5, input_buffers=_inputs(5))
+    _close(hb.run(), direct, atol=1e-4)
+    np.testing.assert_array_equal(hb.buffers[f"{NET}/box_8"], _dequantize(frames, outputs)[f"{NET}/box_8"])
     _, ng, in_params, out_params = _vstream_setup(hp, path, hp.FormatType.FLOAT32)
+    _fd().lookup(path).rewind()
     with hp.InferVStreams(ng, in_params, out_params) as pipeline:
-        results = pipeline.infer(_images(5))
-    _close(hd.Decoder(cfg_f)(results), direct, atol=1e-4)
+        _close(hd.Decoder(cfg_vs)(pipeline.infer(_images(5))), direct, atol=1e-4)
 
 
 def _sigmoid_on_chip(data):
@@ -441,6 +528,179 @@ def test_make_bindings_batch_and_errors(hp, uint8_data):
         hailort.make_bindings(hd.Decoder(other), cim)
     with pytest.raises(ValueError, match="pass a Decoder"):
         hailort.make_bindings(None, cim)
+
+
+# -- the async queue: batched runs ------------------------------------------------------------------
+
+def _single_frame_detections(hp, outputs, frames, path):
+    """Each frame inferred and decoded alone (one binding per run), the reference for batches."""
+    im = hp.VDevice().create_infer_model(path)
+    decoder = hd.Decoder(hailort.config_from_hailo(im, **SIGMOID))
+    _fd().lookup(path).rewind()
+    with im.configure() as cim:
+        hb = hailort.make_bindings(decoder, cim, input_buffers=_inputs())
+        got = [hb.run(1000) for _ in range(len(next(iter(frames.values()))))]
+    _same(got, hd.Decoder(_direct_config(outputs, **SIGMOID))(frames))
+    return decoder, got
+
+
+@pytest.mark.parametrize("queue", [1, 2, 4])
+def test_batched_run_respects_the_async_queue(hp, uint8_data, queue):
+    """hb.run() pushes get_async_queue_size() bindings at a time: a batch of 5 gives what the five
+    frames give decoded one by one, whatever the queue size."""
+    outputs = _outputs(uint8_data)
+    frames = uint8_frames(uint8_data)
+    fd = _fd()
+    path = fd.register(fd.FakeModel(NET, outputs, frames=_frame_list(frames), async_queue_size=queue))
+    decoder, single = _single_frame_detections(hp, outputs, frames, path)
+    fd.lookup(path).rewind()
+    with hp.VDevice().create_infer_model(path).configure() as cim:
+        assert cim.get_async_queue_size() == queue
+        hb = hailort.make_bindings(decoder, cim, batch_size=5, input_buffers=_inputs(5))
+        _same(hb.run(1000), single)
+        _same(hb.run(1000), single)  # the frames cycle: the same five again
+        # A frame of the caller's still in flight takes a place in the queue: run waits for it.
+        one = hailort.make_bindings(decoder, cim, input_buffers=_inputs())
+        job = cim.run_async([one.bindings])
+        _same(hb.run(1000), [single[(i + 1) % 5] for i in range(5)])
+        job.wait(1000)
+        _same(one.decode(), single[0])
+
+
+def test_batch_beyond_the_queue_fails_as_on_a_device(hp, uint8_data):
+    """What HailoRT 4.23 does with more bindings than the queue holds (the defect hb.run avoids):
+    ConfiguredInferModel.run is run_async + wait, AsyncInferRunnerImpl::run refuses the third frame
+    with HAILO_QUEUE_IS_FULL, pyhailort raises HailoRTException from the status exception, and the
+    model is shut down; wait_for_async_ready(frames_count > queue size) times out."""
+    outputs = _outputs(uint8_data)
+    _, path = _register(outputs, uint8_frames(uint8_data))
+    im = hp.VDevice().create_infer_model(path)
+    decoder = hd.Decoder(hailort.config_from_hailo(im, **SIGMOID))
+    cim = im.configure()
+    assert cim.get_async_queue_size() == 2
+    hb = hailort.make_bindings(decoder, cim, batch_size=5, input_buffers=_inputs(5))
+    with pytest.raises(_pyhailort().HailoRTTimeout):  # not exported by hailo_platform itself
+        cim.wait_for_async_ready(1000, 3)
+    cim.wait_for_async_ready(1000, 2)
+    with pytest.raises(hp.HailoRTException, match=r"libhailort failed with error: 82 \(HAILO_QUEUE_IS_FULL\)") as e:
+        cim.run(hb.bindings_list, 1000)
+    from hailo_platform.pyhailort._pyhailort import HailoRTStatusException
+    assert type(e.value) is hp.HailoRTException and isinstance(e.value.__cause__, HailoRTStatusException)
+    assert e.value.__cause__.args == ("82",)
+    with pytest.raises(_pyhailort().HailoRTStreamAborted):  # shut down: no further inference
+        cim.run(hb.bindings_list[:1], 1000)
+
+
+def test_run_refuses_a_queue_size_below_one(hp, uint8_data):
+    outputs = _outputs(uint8_data)
+    _, path = _register(outputs, uint8_frames(uint8_data))
+    im = hp.VDevice().create_infer_model(path)
+    cim = im.configure()
+    hb = hailort.make_bindings(hd.Decoder(hailort.config_from_hailo(im, **SIGMOID)), cim, input_buffers=_inputs())
+    cim.get_async_queue_size = lambda: 0
+    with pytest.raises(ValueError, match="get_async_queue_size\\(\\) returned 0; expected >= 1"):
+        hb.run(1000)
+
+
+def test_async_outputs_are_written_when_the_job_completes(hp, uint8_data):
+    """The caller's arrays hold a frame only once its job completed (the double, like HailoRT,
+    copies into them in the completion callback): decode after job.wait()."""
+    outputs = _outputs(uint8_data)
+    frames = uint8_frames(uint8_data)
+    _, path = _register(outputs, frames)
+    im = hp.VDevice().create_infer_model(path)
+    with im.configure() as cim:
+        hb = hailort.make_bindings(hd.Decoder(hailort.config_from_hailo(im, **SIGMOID)), cim, input_buffers=_inputs())
+        done = []
+        job = cim.run_async([hb.bindings], lambda completion_info: done.append(completion_info.exception))
+        name = f"{NET}/cls_16"
+        assert not hb.buffers[name].any() and not done
+        job.wait(1000)
+        assert done == [None]
+        np.testing.assert_array_equal(hb.buffers[name], frames[name][0])
+
+
+def test_readme_run_async_pattern(hp, uint8_data):
+    """The README's run_async loop (a ring of get_async_queue_size() bindings, wait_for_async_ready
+    before each push, the oldest job waited for before its bindings are reused) gives every frame's
+    detections, identical to decoding each frame alone."""
+    from collections import deque
+
+    outputs = _outputs(uint8_data)
+    frames = uint8_frames(uint8_data)
+    fd = _fd()
+    path = fd.register(fd.FakeModel(NET, outputs, frames=_frame_list(frames), async_queue_size=3))
+    decoder, single = _single_frame_detections(hp, outputs, frames, path)
+    fd.lookup(path).rewind()
+    camera = list(_images(12))
+    results = []
+    infer_model = hp.VDevice().create_infer_model(path)
+    # -- as in the README ---------------------------------------------------------------------
+    with infer_model.configure() as configured:
+        depth = configured.get_async_queue_size()
+        ring = [decoder.make_bindings(configured, infer_model=infer_model) for _ in range(depth)]
+        pending = deque()                                    # (job, bindings) in push order
+        for i, frame in enumerate(camera):
+            if len(pending) == depth:                        # the oldest frame's bindings come back
+                job, done = pending.popleft()
+                job.wait(10000)
+                results.append(done.decode())
+            bound = ring[i % depth]
+            bound.bindings.input().set_buffer(frame)
+            configured.wait_for_async_ready(timeout_ms=10000)
+            pending.append((configured.run_async([bound.bindings]), bound))
+        while pending:
+            job, done = pending.popleft()
+            job.wait(10000)
+            results.append(done.decode())
+    # ----------------------------------------------------------------------------------------
+    _same(results, [single[i % 5] for i in range(12)])
+
+
+# -- NCHW user order -------------------------------------------------------------------------------
+
+def test_nchw_outputs(hp, uint8_data):
+    """set_format_order(NCHW) / VStreamParams order NCHW on the NHCW class layers: HailoRT hands out
+    an (H, W, C)-shaped array filled channel first (bindings_common.hpp get_pybind_shape,
+    transform.cpp NHCW -> NCHW); the adapters describe and decode it. FCR box layers cannot be
+    reordered to NCHW (reorder_output_stream: unsupported)."""
+    outputs = _outputs(uint8_data)
+    frames = uint8_frames(uint8_data)
+    _, path = _register(outputs, frames)
+    direct = hd.Decoder(_direct_config(outputs, **SIGMOID))(frames)
+    cls = [o.name for o in outputs if "/cls_" in o.name]
+    im = hp.VDevice().create_infer_model(path)
+    for name in cls:
+        im.output(name).set_format_order(hp.FormatOrder.NCHW)
+    cfg = hailort.config_from_hailo(im, **SIGMOID)
+    assert [o.order for o in cfg.outputs] == ["FCR", "NCHW"] * 3
+    with im.configure() as cim:
+        hb = hailort.make_bindings(hd.Decoder(cfg), cim, batch_size=5, input_buffers=_inputs(5))
+        assert hb.buffers[cls[0]].shape == (5, 80, 80, 2)  # pyhailort's (H, W, C) shape, channel-first data
+        _same(hb.run(1000), direct)
+        np.testing.assert_array_equal(hb.buffers[cls[0]].reshape(5, 2, 80, 80), frames[cls[0]].transpose(0, 3, 1, 2))
+    box = im.output(f"{NET}/box_8")
+    box.set_format_order(hp.FormatOrder.NCHW)
+    with pytest.raises(_pyhailort().HailoRTInvalidOperationException, match="FCR to hailo_format_order_t NCHW"):
+        im.configure()
+    # vstreams: the user's order in the params
+    _rewind(path)
+    _, ng, in_params, out_params = _vstream_setup(hp, path)
+    for name in cls:
+        out_params[name].user_buffer_format.order = hp.FormatOrder.NCHW
+    cfg_ng = hailort.config_from_hailo(ng, output_params=out_params, **SIGMOID)
+    assert cfg_ng.outputs == cfg.outputs
+    decoder = hd.Decoder(cfg_ng)
+    with hp.InputVStreams(ng, in_params) as ins, hp.OutputVStreams(ng, out_params) as outs:
+        ins.get().send(_images(5))
+        _same([hailort.decode_vstreams(decoder, outs) for _ in range(5)], direct)
+    _rewind(path)
+    with hp.InferVStreams(ng, in_params, out_params) as pipeline:
+        results = pipeline.infer(_images(5))
+    # InferVStreams hands NCHW out as [N, H, W, C]-shaped arrays: view them as [N, C, H, W].
+    arrays = {n: (a.reshape(a.shape[0], a.shape[3], a.shape[1], a.shape[2]) if n in cls else a)
+              for n, a in results.items()}
+    _same(decoder(arrays), direct)
 
 
 # -- HailoRT's own NMS ---------------------------------------------------------------------------------

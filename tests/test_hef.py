@@ -436,11 +436,14 @@ def test_config_from_hef_decodes_host_and_device_buffers():
 
 def test_config_from_hef_settings():
     data = w.yolov8_hef(0, classes=4, score_th=0.35, iou_th=0.5, max_per_class=7, image_hw=(480.0, 640.0))
-    cfg = config_from_hef(data)
+    with pytest.warns(hd.HefMismatchWarning, match="says image 640x480"):  # the input is 640x640
+        cfg = config_from_hef(data)
     assert cfg.score_threshold == float(np.float32(0.35)) and cfg.iou_threshold == float(np.float32(0.5))
     assert cfg.max_per_class == 7 and cfg.image_size == (480, 640) and cfg.num_classes == 4
-    cfg = config_from_hef(data, score_threshold=0.6, semantics="ultralytics", class_activation="sigmoid")
+    with pytest.warns(hd.HefMismatchWarning, match="ultralytics preset uses the input's 640x640"):
+        cfg = config_from_hef(data, score_threshold=0.6, semantics="ultralytics", class_activation="sigmoid")
     assert cfg.score_threshold == 0.6 and cfg.semantics == "ultralytics" and cfg.class_activation == "sigmoid"
+    assert cfg.image_size == (640, 640)
     assert cfg.iou_threshold == float(np.float32(0.5))  # from the HEF; the preset fills only the rest
     wrong = w.Yolov8Nms(w.yolov8_nms(4).decoders, classes=80)
     with pytest.raises(ValueError, match="says 80 classes"):
@@ -623,6 +626,7 @@ _BASE = w.yolov8_hef(3, classes=3)
 _PROTO = (56, 56 + struct.unpack_from(">I", _BASE, 8)[0])
 
 
+@pytest.mark.filterwarnings("ignore::hailo_decode.HefMismatchWarning")  # mutated files disagree with themselves
 @FUZZ
 @given(st.lists(st.tuples(st.integers(*_PROTO).map(lambda p: min(p, _PROTO[1] - 1)), st.integers(0, 255)),
                 min_size=1, max_size=6))
@@ -759,7 +763,8 @@ def test_decoder_config_from_hef_classmethod(tmp_path):
     """DecoderConfig.from_hef reads a file with a YOLOv8 NMS op: heads, thresholds, image size."""
     path = tmp_path / "yolov8n.hef"
     path.write_bytes(w.yolov8_hef(0, classes=4, score_th=0.35, iou_th=0.5, max_per_class=7, image_hw=(480.0, 640.0)))
-    cfg = hd.DecoderConfig.from_hef(path)
+    with pytest.warns(hd.HefMismatchWarning, match="image_size=\\(640, 640\\)"):
+        cfg = hd.DecoderConfig.from_hef(path)
     assert cfg.num_classes == 4 and cfg.max_per_class == 7 and cfg.image_size == (480, 640)
     assert abs(cfg.score_threshold - 0.35) < 1e-6 and abs(cfg.iou_threshold - 0.5) < 1e-6
     assert [h.stride for h in cfg.heads] == [8, 16, 32]

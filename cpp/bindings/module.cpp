@@ -13,6 +13,8 @@
 
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
+#include "hailo_decode/pack_by_score.hpp"
+#include "hailo_decode/bbox_only.hpp"
 #include "../src/kernels/kernels.hpp"
 
 namespace py = pybind11;
@@ -123,6 +125,54 @@ void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::a
     pack_hailo_nms_by_class(pb, ps, pc, n, num_classes, max_per_class, dst, out_n);
 }
 
+void pack_by_score(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
+                   py::array_t<int32_t, py::array::c_style> class_ids, size_t max_bboxes_total, py::array out) {
+    const size_t n = size_t(scores.size());
+    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != n || size_t(class_ids.size()) != n)
+        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
+    if (!(out.dtype().kind() == 'u' && out.dtype().itemsize() == 1) || !(out.flags() & py::array::c_style) ||
+        !out.writeable())
+        throw py::type_error("out must be a writeable, C-contiguous uint8 array");
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
+    const size_t out_n = size_t(out.size());
+    const float* pb = boxes.data();
+    const float* ps = scores.data();
+    const int32_t* pc = class_ids.data();
+    py::gil_scoped_release release;
+    pack_hailo_nms_by_score(pb, ps, pc, n, max_bboxes_total, dst, out_n);
+}
+
+// Detections -> (boxes (n, 4) f32, scores (n,) f32, class_ids (n,) i32), as Decoder.decode gives them.
+py::tuple detection_arrays(const Detection* dets, size_t n) {
+    py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
+    py::array_t<float> scores{py::ssize_t(n)};
+    py::array_t<int32_t> classes{py::ssize_t(n)};
+    auto b = boxes.mutable_unchecked<2>();
+    auto s = scores.mutable_unchecked<1>();
+    auto c = classes.mutable_unchecked<1>();
+    for (size_t i = 0; i < n; ++i) {
+        for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
+        s(py::ssize_t(i)) = dets[i].score;
+        c(py::ssize_t(i)) = dets[i].class_id;
+    }
+    return py::make_tuple(boxes, scores, classes);
+}
+
+py::tuple bbox_only(py::array rows, size_t proposals, int num_classes, const Settings& settings) {
+    if (!(rows.dtype().kind() == 'f' && rows.dtype().itemsize() == 4) || !(rows.flags() & py::array::c_style))
+        throw py::type_error("rows must be a C-contiguous float32 array");
+    if (rows.size() > 0 && reinterpret_cast<uintptr_t>(rows.data()) % alignof(float) != 0)
+        throw py::value_error("rows: array data is not aligned to its float32 elements");
+    const float* p = static_cast<const float*>(rows.data());
+    const size_t n = size_t(rows.size());
+    std::vector<Detection> out;
+    {
+        py::gil_scoped_release release;
+        decode_bbox_only(p, n, proposals, num_classes, settings, out);
+    }
+    return detection_arrays(out.data(), out.size());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -203,6 +253,14 @@ PYBIND11_MODULE(_native, m) {
 
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
+    m.def("pack_hailo_nms_by_score", &pack_by_score, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
+          py::arg("max_bboxes_total"), py::arg("out"),
+          "Write HAILO_NMS_BY_SCORE bytes (uint16 count, packed 22-byte records) into the uint8 array `out`.");
+    m.def("decode_bbox_only", &bbox_only, py::arg("rows"), py::arg("proposals"), py::arg("num_classes"),
+          py::arg("settings"),
+          "yolov8_bbox_only rows (proposals x (4 + classes) float32) -> (boxes, scores, class_ids) after NMS.");
+    m.def("hailo_nms_by_score_bytes", &hailo_nms_by_score_bytes, py::arg("max_bboxes_total"),
+          "Bytes of a HAILO_NMS_BY_SCORE frame: 2 + 22 * max_bboxes_total.");
     m.def("simd_info", [] {
         py::dict d;
         d["active"] = kernels::active().name;

@@ -31,8 +31,12 @@ struct TensorView {
 TensorView make_tensor_view(const TensorSpec& spec);
 
 // Elements a buffer must hold for n frames: strided frames, the last one only as far as it is read.
+// Saturates at SIZE_MAX when the count does not fit a size_t: no buffer holds that many, so the
+// bounds check refuses the call instead of passing on a product that wrapped around.
 inline size_t needed_elements(const TensorView& v, size_t n_frames) {
-    return n_frames == 0 ? 0 : (n_frames - 1) * v.frame_stride + v.frame_elements;
+    if (n_frames == 0) return 0;
+    if (v.frame_stride != 0 && n_frames - 1 > (SIZE_MAX - v.frame_elements) / v.frame_stride) return SIZE_MAX;
+    return (n_frames - 1) * v.frame_stride + v.frame_elements;
 }
 
 template <typename T>

@@ -80,6 +80,27 @@ static void test_layouts() {
     CHECK(throws([&] { make_tensor_view(zero_scale); }, "scale"));
 }
 
+// A C++ caller's frame count so large that frames x stride wraps a size_t must not pass the
+// bounds check: the elements needed saturate, and decode() refuses the buffer.
+static void test_frame_count_overflow() {
+    TensorSpec t = spec("big", DType::U8, Order::NHWC, 4, 4, 8, 4, 4, 8);  // 128 elements a frame
+    const size_t huge = SIZE_MAX / 128 + 2;  // (huge - 1) * 128 wraps to a small number
+    CHECK(required_elements(t, huge) == SIZE_MAX);
+    CHECK(required_elements(t, 3) == size_t(3 * 128));
+    CHECK(required_elements(t, 0) == 0);
+    Config c;
+    c.outputs = {spec("m/box", DType::U8, Order::NHWC, 2, 2, 64, 2, 2, 64), spec("m/cls", DType::U8, Order::NHWC, 2, 2, 1, 2, 2, 1)};
+    c.heads = {HeadSpec{}};
+    c.heads[0].box_output = 0; c.heads[0].cls_output = 1; c.heads[0].stride = 8;
+    c.num_classes = 1;
+    c.settings.image_height = c.settings.image_width = 16;
+    Decoder dec(c);
+    std::vector<uint8_t> box(256), cls(4);
+    const void* ptrs[2] = {box.data(), cls.data()};
+    const size_t sizes[2] = {box.size(), cls.size()};
+    CHECK(throws([&] { dec.decode(ptrs, sizes, SIZE_MAX / 256 + 2); }, "m/box"));
+}
+
 static void test_thresholds() {
     // scale float32(1/255), zp 0: q = 51 dequantizes to 0.20000002 (not float32(0.2)), so with
     // th = 0.2 both >= and > start at 51; with th equal to that score, > starts at 52.
@@ -584,6 +605,7 @@ static void test_threads_same_results() {
 }
 
 int main() {
+    test_frame_count_overflow();
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_layouts();
     test_thresholds();

@@ -6,23 +6,27 @@ cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > co
 """
 
 from ._core import simd_info
+from .cmake_info import cmake_dir
 from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
-from .hef import HefError, read_hef
-from . import hailort as _hailort  # noqa: F401  binds DecoderConfig.from_hailo and the Decoder's HailoRT calls
+from .hef import HefError, HefMismatchWarning, read_hef
+from .hailort import HefQuantizationWarning  # importing hailort binds DecoderConfig.from_hailo and the Decoder's HailoRT calls
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BOX_FORMATS",
     "SEMANTICS",
+    "cmake_dir",
     "Decoder",
     "DecoderConfig",
     "Detections",
     "AnchorHead",
     "Head",
     "HefError",
+    "HefMismatchWarning",
+    "HefQuantizationWarning",
     "OutputInfo",
     "decode_hailo_nms",
     "hailo_nms_buffer_size",

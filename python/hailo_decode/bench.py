@@ -398,30 +398,69 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: Sequence[Row], path: str) -> None:
+# What the plot draws: (label, Row attribute, colour). Ours are solid, the floor dotted, the
+# NumPy baselines dashed.
+PLOT_SERIES = (("floor (read pass)", "floor_us", "0.5", ":"),
+               ("ours SIMD", "simd_us", "tab:red", "-"),
+               ("ours scalar", "scalar_us", "tab:orange", "-"),
+               ("ours 2 threads", "simd_2threads_us", "tab:purple", "-"),
+               ("NumPy filtered", "numpy_filtered_us", "tab:blue", "--"),
+               ("NumPy decode-all", "numpy_all_us", "tab:green", "--"))
+PLOT_SIZE_PX = (1400, 900)
+
+
+def _need_matplotlib():
     try:
         import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - optional
-        raise SystemExit(f"--plot needs matplotlib (pip install 'hailo-decode[bench]'): {e}") from None
-    labels = [f"{r.dtype} th={r.threshold:g} b={r.batch}\n{r.workload.split(' ')[0]}" for r in rows]
-    series = [("floor", "floor_us"), ("ours SIMD", "simd_us"), ("ours scalar", "scalar_us"),
-              ("NumPy filtered", "numpy_filtered_us"), ("NumPy decode-all", "numpy_all_us")]
-    fig, ax = plt.subplots(figsize=(max(10, len(rows) * 0.9), 6))
-    width = 0.8 / len(series)
-    for k, (name, attr) in enumerate(series):
-        ax.bar([i + k * width for i in range(len(rows))], [getattr(r, attr) for r in rows], width, label=name)
-    ax.set_yscale("log")
-    ax.set_ylabel("microseconds per frame (median, one core)")
-    ax.set_xticks([i + 0.4 for i in range(len(rows))])
-    ax.set_xticklabels(labels, fontsize=7)
-    ax.legend()
+    except ImportError as e:
+        raise ImportError(f"bench --plot needs the optional package 'matplotlib', which is not installed: "
+                          f"pip install 'hailo-decode[plot]' ({e})") from e
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot(rows: Sequence[Row], path: str, size_px: Tuple[int, int] = PLOT_SIZE_PX):
+    """Time per frame against candidates per frame (the cells x classes that pass the score
+    threshold, before NMS), for ours and the baselines: one panel per workload and dtype, a
+    point per threshold, batch 1 (o) and batch 8 (s) as separate lines; log-log. Writes a PNG of
+    size_px pixels and returns the figure."""
+    plt = _need_matplotlib()
+    panels: Dict[Tuple[str, str], List[Row]] = {}
+    for r in rows:
+        panels.setdefault((r.workload, r.dtype), []).append(r)
+    dpi = 100
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(size_px[0] / dpi, size_px[1] / dpi),
+                             dpi=dpi, squeeze=False)
+    for ax, ((workload, dtype), group) in zip(axes[0], panels.items()):
+        for batch, marker in zip(sorted({r.batch for r in group}), "osD^v"):
+            pts = sorted((r for r in group if r.batch == batch), key=lambda r: r.candidates / r.batch)
+            for label, attr, colour, style in PLOT_SERIES:
+                xy = [(r.candidates / r.batch, getattr(r, attr)) for r in pts if getattr(r, attr)]
+                if xy:
+                    ax.plot([x for x, _ in xy], [y for _, y in xy], marker=marker, color=colour,
+                            linestyle=style, label=f"{label}, batch {batch}")
+        ax.set_xscale("symlog", linthresh=1)  # a threshold can leave no candidate at all
+        ax.set_yscale("log")
+        ax.set_title(f"{workload}, {dtype}", fontsize=9)
+        ax.set_xlabel("candidates per frame (before NMS)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("microseconds per frame (median)")
+    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return fig
 
 
 def main(args) -> int:
+    if args.plot:
+        try:
+            _need_matplotlib()  # before minutes of measuring, not after
+        except ImportError as e:
+            print(f"hailo-decode bench: {e}", file=sys.stderr)
+            return 2
     rows = run(quick=args.quick)
     print(format_table(rows))
     info = _core.simd_info()

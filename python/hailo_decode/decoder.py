@@ -10,7 +10,8 @@ import numpy as np
 from . import _core
 from ._entry_points import lookup
 from .config import AnchorHead, DecoderConfig, OutputInfo, YoloxHead
-from .detections import Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .detections import NMS_FORMATS, Detections, hailo_max_per_class, hailo_nms_buffer_size
+from .formats import by_score
 from .diagnostics import diagnose_outputs
 
 __all__ = ["Decoder"]
@@ -121,6 +122,7 @@ class Decoder:
                            for o in config.outputs)
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
+        self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
         if not isinstance(raw, Mapping):
@@ -187,25 +189,48 @@ class Decoder:
         dets = [Detections._trusted(b, s, c, self._meta) for b, s, c in frames]
         return dets[0] if batch is None else dets
 
-    def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """Decode straight into HailoRT's flat HAILO_NMS_BY_CLASS float32 layout: shape (size,)
-        for one frame, (N, size) for a batch; written into `out` when given."""
+    def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
+                            max_bboxes_total: Optional[int] = None) -> np.ndarray:
+        """Decode straight into one of HailoRT's NMS output layouts, written into `out` when given.
+
+        format="by_class": the flat HAILO_NMS_BY_CLASS float32 buffer, shape (size,) for one
+        frame, (N, size) for a batch, at most max_per_class boxes per class.
+        format="by_score": the HAILO_NMS_BY_SCORE uint8 frame, 2 + 22 * max_bboxes_total bytes
+        ((N, bytes) for a batch): every survivor of NMS (HailoRT applies no per-class cap to this
+        form, so neither does this, whatever the config's max_per_class) in HailoRT's order, the
+        first max_bboxes_total of them (default: num_classes x max_per_class, HailoRT's); where
+        HailoRT 4.23 writes one record past its frame, this stays inside."""
+        dtype: np.dtype
+        if format not in NMS_FORMATS[:2]:
+            raise ValueError(f"format must be 'by_class' or 'by_score', got {format!r}")
         cfg = self.config
         mpc = hailo_max_per_class(cfg.max_per_class)
-        size = hailo_nms_buffer_size(cfg.num_classes, mpc)
-        dets = self.decode(raw)
+        if format == "by_score":
+            total = by_score.default_max_total(cfg.num_classes, mpc) if max_bboxes_total is None else max_bboxes_total
+            size, dtype = by_score.buffer_size(total), np.dtype("uint8")
+            if self._uncapped is None:
+                self._uncapped = Decoder(cfg.replace(max_per_class=None, max_total=None), self.threads)
+            dets = self._uncapped.decode(raw)
+        else:
+            if max_bboxes_total is not None:
+                raise TypeError("max_bboxes_total applies to format='by_score' only")
+            size, dtype = hailo_nms_buffer_size(cfg.num_classes, mpc), np.dtype("float32")
+            dets = self.decode(raw)
         frames = [dets] if isinstance(dets, Detections) else dets
         shape: Tuple[int, ...] = (size,) if isinstance(dets, Detections) else (len(frames), size)
         if out is None:
-            out = np.empty(shape, dtype=np.float32)
-        elif not isinstance(out, np.ndarray) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise TypeError("out must be a C-contiguous float32 ndarray")
+            out = np.empty(shape, dtype=dtype)
+        elif not isinstance(out, np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous:
+            raise TypeError(f"out must be a C-contiguous {dtype} ndarray for format={format!r}")
         elif out.size < int(np.prod(shape)):
-            raise ValueError(f"out holds {out.size} float32 values, {len(frames)} frame(s) of "
-                             f"HAILO_NMS_BY_CLASS need {int(np.prod(shape))}")
+            raise ValueError(f"out holds {out.size} {dtype} values, {len(frames)} frame(s) of "
+                             f"HAILO_NMS_{format.upper()} need {int(np.prod(shape))}")
         flat = out.reshape(-1)
         for i, d in enumerate(frames):
-            d.to_hailo_nms_buffer(flat[i * size:(i + 1) * size], max_per_class=mpc)
+            if format == "by_score":
+                d.to_hailo_nms_by_score_buffer(flat[i * size:(i + 1) * size], max_bboxes_total=total)
+            else:
+                d.to_hailo_nms_buffer(flat[i * size:(i + 1) * size], max_per_class=mpc)
         flat[len(frames) * size:] = 0
         return out
 

@@ -1,42 +1,25 @@
-"""Detections, and every HailoRT NMS output form they convert to and from:
-the pyhailort list (one (n, 5) array per class), the tf_nms_format array [classes, 5, max],
-and the flat float32 HAILO_NMS_BY_CLASS buffer."""
+"""Detections, and their conversions to and from every HailoRT NMS output form. The forms
+themselves (layouts, sizes, readers, writers) live in `hailo_decode.formats`, one module a form:
+by_class (HAILO_NMS_BY_CLASS and pyhailort's list / tf_nms_format views of it), by_score
+(HAILO_NMS_BY_SCORE), bbox_only (the yolov8_bbox_only op's boxes and scores, NMS on the host)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
-from . import _core
 from .config import BOX_FORMATS, _opt_int
+from .formats import bbox_only, by_class, by_score
 
-__all__ = ["Detections", "decode_hailo_nms", "hailo_nms_buffer_size"]
+__all__ = ["Detections", "decode_hailo_nms", "hailo_nms_buffer_size", "hailo_nms_by_score_buffer_size", "NMS_FORMATS"]
 
-_BBOX_PARAMS = 5  # y_min, x_min, y_max, x_max, score
-DEFAULT_MAX_PER_CLASS = 100
-
-
-# Far above HailoRT's own (80 classes x 100 boxes: 40,080 floats), far below what would exhaust memory.
-MAX_NMS_BUFFER_FLOATS = 1 << 28
-
-
-def hailo_max_per_class(max_per_class: Optional[int]) -> int:
-    """Boxes per class in HailoRT's NMS forms: the cap, or HailoRT's usual 100 without one."""
-    return int(DEFAULT_MAX_PER_CLASS if max_per_class is None else max_per_class)
-
-
-def hailo_nms_buffer_size(num_classes: int, max_per_class: int) -> int:
-    """float32 values in a HAILO_NMS_BY_CLASS buffer: classes * (1 + 5 * max_per_class)."""
-    nc, mpc = int(num_classes), int(max_per_class)
-    if nc < 0 or mpc < 0:
-        raise ValueError(f"num_classes and max_per_class must be >= 0, got {nc}, {mpc}")
-    size = nc * (1 + 5 * mpc)  # Python integers: no overflow
-    if size > MAX_NMS_BUFFER_FLOATS:
-        raise ValueError(f"a HAILO_NMS_BY_CLASS buffer for {nc} classes x {mpc} boxes would hold {size} float32 "
-                         f"values, more than {MAX_NMS_BUFFER_FLOATS}")
-    return size
+NMS_FORMATS = ("by_class", "by_score", "bbox_only")
+DEFAULT_MAX_PER_CLASS = by_class.DEFAULT_MAX_PER_CLASS
+MAX_NMS_BUFFER_FLOATS = by_class.MAX_NMS_BUFFER_FLOATS
+hailo_max_per_class = by_class.max_per_class_or_default
+hailo_nms_buffer_size = by_class.buffer_size
+hailo_nms_by_score_buffer_size = by_score.buffer_size
 
 
 def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[Tuple[int, int]]) -> np.ndarray:
@@ -125,6 +108,24 @@ class Detections:
         return Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
                           num_classes=self.num_classes, max_per_class=self.max_per_class)
 
+    # -- other tools (hailo_decode.interop: each third-party package imported only when called) --
+    def to_supervision(self, class_names: Optional[Sequence[str]] = None) -> Any:
+        """A `supervision.Detections` (xyxy pixels of image_size, confidence, class_id; masks and
+        rotated boxes when the task has them). Needs the extra `supervision`. For the original
+        image of a letterboxed input: `dets.to_original((h, w)).to_supervision()`."""
+        from .interop import to_supervision
+
+        return to_supervision(self, class_names)
+
+    def to_coco(self, image_id: Union[int, str], category_ids: Any = None) -> List[dict]:
+        """COCO results records ({"image_id", "category_id", "bbox": [x, y, w, h], "score"}) in
+        pixels of image_size: call it on `to_original(...)` for COCO ground truth of the original
+        images. category_ids maps class ids to COCO ids (interop.COCO80_TO_COCO91 for a
+        COCO-trained model); None keeps the class id."""
+        from .interop import to_coco
+
+        return to_coco(self, image_id, category_ids)
+
     # -- HailoRT forms ---------------------------------------------------------------------------
     def _hailo_params(self, num_classes: Optional[int], max_per_class: Optional[int]) -> Tuple[int, int]:
         nc = num_classes if num_classes is not None else self.num_classes
@@ -138,20 +139,32 @@ class Detections:
         count x [ymin, xmin, ymax, xmax, score], normalized), at most max_per_class per class,
         the unused tail zeroed. Written into `out` when given (C-contiguous float32, large enough)."""
         nc, mpc = self._hailo_params(num_classes, max_per_class)
-        size = hailo_nms_buffer_size(nc, mpc)
-        if out is None:
-            out = np.empty(size, dtype=np.float32)
-        elif not isinstance(out, np.ndarray) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise TypeError(f"out must be a C-contiguous float32 ndarray, got "
-                            f"{type(out).__name__} {getattr(out, 'dtype', '')}")
-        elif out.size < size:
-            raise ValueError(f"out holds {out.size} float32 values, HAILO_NMS_BY_CLASS for {nc} classes x "
-                             f"{mpc} boxes needs {size}")
-        if len(self) and (self.class_ids.min() < 0 or self.class_ids.max() >= nc):
-            raise ValueError(f"class ids must lie in [0, {nc}), got {self.class_ids.min()}..{self.class_ids.max()}")
-        boxes = np.ascontiguousarray(self.boxes_as("yxyx_normalized"), dtype=np.float32)
-        _core.pack_hailo_nms_by_class(boxes, self.scores, self.class_ids, nc, mpc, out)
-        return out
+        return by_class.pack(self.boxes_as("yxyx_normalized"), self.scores, self.class_ids, nc, mpc, out)
+
+    def to_hailo_nms_by_score_buffer(self, out: Optional[np.ndarray] = None, *, max_bboxes_total: Optional[int] = None,
+                                     num_classes: Optional[int] = None,
+                                     max_per_class: Optional[int] = None) -> np.ndarray:
+        """The uint8 HAILO_NMS_BY_SCORE frame HailoRT's NMS op writes: a uint16 count, then packed
+        22-byte records [ymin, xmin, ymax, xmax, score: float32, class_id: uint16], best score
+        first (a Decoder's order is HailoRT's, ties included; other detections are sorted stably),
+        no per-class cap, at most max_bboxes_total records (HailoRT's default: num_classes x
+        max_per_class), the rest of the frame zeroed: 2 + 22 * max_bboxes_total bytes. Where
+        HailoRT 4.23 would write one record past the end of its frame, this stays inside.
+        Written into `out` when given (C-contiguous uint8, large enough).
+
+        For the bytes HailoRT writes, the detections must hold every survivor of NMS: decode with
+        max_per_class=None, or use Decoder.decode_to_hailo_nms(raw, format="by_score")."""
+        if max_bboxes_total is None:
+            nc, mpc = self._hailo_params(num_classes, max_per_class)
+            max_bboxes_total = by_score.default_max_total(nc, mpc)
+        scores, boxes, class_ids = self.scores, self.boxes_as("yxyx_normalized"), self.class_ids
+        if scores.size > 1 and np.any(scores[1:] > scores[:-1]):
+            order = np.argsort(-scores, kind="stable")
+            scores, boxes, class_ids = scores[order], boxes[order], class_ids[order]
+        if class_ids.size and (class_ids.min() < 0 or class_ids.max() > by_score.MAX_TOTAL):
+            raise ValueError(f"class ids must lie in [0, 65535] for HAILO_NMS_BY_SCORE, got "
+                             f"{class_ids.min()}..{class_ids.max()}")
+        return by_score.pack(boxes, scores, class_ids, int(max_bboxes_total), out)
 
     def to_hailo_nms(self, tf_format: bool = False, *, num_classes: Optional[int] = None,
                      max_per_class: Optional[int] = None) -> Union[List[np.ndarray], np.ndarray]:
@@ -161,134 +174,118 @@ class Detections:
         [classes, 5, max_per_class] padded with zeros."""
         nc, mpc = self._hailo_params(num_classes, max_per_class)
         flat = self.to_hailo_nms_buffer(num_classes=nc, max_per_class=mpc)
-        return _flat_to_tf(flat, nc, mpc) if tf_format else _flat_to_list(flat, nc)
+        return by_class.flat_to_tf(flat, nc, mpc) if tf_format else by_class.flat_to_pyhailort(flat, nc)
 
 
-def _flat_to_list(flat: np.ndarray, num_classes: int) -> List[np.ndarray]:
-    out: List[np.ndarray] = []
-    for n, start in _class_runs(flat, num_classes):
-        out.append(np.empty((0, _BBOX_PARAMS)) if n == 0 else flat[start:start + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS))
-    return out
-
-
-def _flat_to_tf(flat: np.ndarray, num_classes: int, max_per_class: int) -> np.ndarray:
-    tf = np.zeros((num_classes, max_per_class, _BBOX_PARAMS), dtype=np.float32)
-    for k, (n, start) in enumerate(_class_runs(flat, num_classes)):
-        if n > max_per_class:
-            raise ValueError(f"class {k} has {n} boxes, more than max_per_class={max_per_class}")
-        tf[k, :n] = flat[start:start + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS)
-    return np.swapaxes(tf, 1, 2)
-
-
-def _class_runs(flat: np.ndarray, num_classes: int) -> List[Tuple[int, int]]:
-    """(count, start) of every class in a flat buffer, each checked against the buffer's end."""
-    runs, pos = [], 0
-    for k in range(num_classes):
-        if pos >= flat.size:
-            raise ValueError(f"HAILO_NMS_BY_CLASS buffer ends before class {k} (size {flat.size})")
-        c = float(flat[pos])
-        if not (math.isfinite(c) and c >= 0 and c == int(c)):
-            raise ValueError(f"HAILO_NMS_BY_CLASS buffer: class {k} count {c} is not a whole number >= 0")
-        n = int(c)
-        if pos + 1 + _BBOX_PARAMS * n > flat.size:
-            raise ValueError(f"HAILO_NMS_BY_CLASS buffer: class {k} claims {n} boxes, past the end (size {flat.size})")
-        runs.append((n, pos + 1))
-        pos += 1 + _BBOX_PARAMS * n
-    return runs
-
-
-def _from_rows(rows: Sequence[np.ndarray], image_size: Optional[Tuple[int, int]], box_format: str,
-               max_per_class: Optional[int]) -> Detections:
-    boxes, scores, classes = [], [], []
-    for k, r in enumerate(rows):
-        r = np.asarray(r, dtype=np.float32).reshape(-1, _BBOX_PARAMS)
-        boxes.append(r[:, :4])
-        scores.append(r[:, 4])
-        classes.append(np.full(len(r), k, dtype=np.int32))
-    b = np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32)
-    s = np.concatenate(scores) if scores else np.zeros(0, np.float32)
-    c = np.concatenate(classes) if classes else np.zeros(0, np.int32)
-    order = np.argsort(-s, kind="stable")  # best first; equal scores keep class order
-    det = Detections(b[order], s[order], c[order], box_format="yxyx_normalized", image_size=image_size,
-                     num_classes=len(rows), max_per_class=max_per_class)
+def _detections(arrays: Tuple[np.ndarray, np.ndarray, np.ndarray], image_size: Optional[Tuple[int, int]],
+                box_format: str, num_classes: Optional[int], max_per_class: Optional[int]) -> Detections:
+    """Detections from (boxes yxyx normalized, scores, class_ids), in box_format."""
+    b, s, c = arrays
+    det = Detections(b, s, c, box_format="yxyx_normalized", image_size=image_size, num_classes=num_classes,
+                     max_per_class=max_per_class)
     if box_format != "yxyx_normalized":
         det = Detections(det.boxes_as(box_format), det.scores, det.class_ids, box_format=box_format,
-                         image_size=image_size, num_classes=len(rows), max_per_class=max_per_class)
+                         image_size=image_size, num_classes=num_classes, max_per_class=max_per_class)
     return det
 
 
-def _list_depth(x: Any, limit: int = 5) -> Optional[int]:
-    """Nesting depth of lists (an ndarray adds its ndim; a number is depth 0), from the first
-    non-empty item at each level; None when every branch is empty. Deeper than `limit`: ValueError."""
-    depth = 0
-    while isinstance(x, (list, tuple)):
-        depth += 1
-        if depth > limit:
-            raise ValueError(f"HailoRT NMS output nested deeper than {limit} levels")
-        items = [i for i in x if not (isinstance(i, (list, tuple)) and len(i) == 0)]
-        if not items:
-            return None if depth < 3 else depth
-        x = items[0]
-    return depth + (x.ndim if isinstance(x, np.ndarray) else 0)
+def _by_class(output: Any, num_classes: Optional[int], max_per_class: Optional[int],
+              image_size: Optional[Tuple[int, int]], box_format: str) -> Union[Detections, List[Detections]]:
+    def frame(rows: Sequence[np.ndarray], mpc: Optional[int]) -> Detections:
+        return _detections(by_class.rows_to_arrays(rows), image_size, box_format, len(rows), mpc)
 
-
-def _list_frame(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]], box_format: str,
-                max_per_class: Optional[int]) -> Detections:
-    """One frame given as pyhailort's per-class list."""
-    if not isinstance(output, (list, tuple)):
-        raise ValueError(f"expected a per-class list for a frame, got {type(output).__name__}")
-    rows = []
-    for k, r in enumerate(output):
-        try:
-            a = np.asarray(r, dtype=np.float32)
-        except (TypeError, ValueError):
-            raise ValueError(f"class {k}: expected an (n, 5) array of numbers, got {type(r).__name__}") from None
-        if a.size and (a.ndim != 2 or a.shape[1] != _BBOX_PARAMS):
-            raise ValueError(f"class {k}: expected an (n, 5) array, got shape {a.shape}")
-        rows.append(a.reshape(-1, _BBOX_PARAMS))
-    if num_classes is not None and len(rows) != num_classes:
-        raise ValueError(f"expected {num_classes} classes, got a list of {len(rows)}")
-    return _from_rows(rows, image_size, box_format, max_per_class)
-
-
-def decode_hailo_nms(output: Any, *, num_classes: Optional[int] = None, max_per_class: Optional[int] = None,
-                     image_size: Optional[Tuple[int, int]] = None,
-                     box_format: str = "yxyx_normalized") -> Union[Detections, List[Detections]]:
-    """HailoRT's own NMS output -> the same Detections the raw path gives.
-
-    Accepts, for one frame: the pyhailort list (one (n, 5) array per class), the tf_nms_format
-    array [classes, 5, max_per_class], or the flat float32 buffer (needs num_classes). A batch
-    (list of per-frame lists, a 4-D tf array, a 2-D flat array) gives a list of Detections.
-    """
-    num_classes = _opt_int(num_classes, "num_classes", low=1)
-    max_per_class = _opt_int(max_per_class, "max_per_class")
     if isinstance(output, (list, tuple)):
-        depth = _list_depth(output)
-        if depth == 4:  # a batch: frames of classes of (n, 5) rows
-            return [_list_frame(f, num_classes, image_size, box_format, max_per_class) for f in output]
-        return _list_frame(output, num_classes, image_size, box_format, max_per_class)
+        if by_class.list_depth(output) == 4:  # a batch: frames of classes of (n, 5) rows
+            return [frame(by_class.checked_rows(f, num_classes), max_per_class) for f in output]
+        return frame(by_class.checked_rows(output, num_classes), max_per_class)
     a = np.asarray(output)
     if a.dtype.kind != "f":
-        raise TypeError(f"HailoRT NMS output must be float32, got {a.dtype}")
+        hint = " (a uint8 buffer is HAILO_NMS_BY_SCORE: pass format=\"by_score\")" if a.dtype == np.uint8 else ""
+        raise TypeError(f"HailoRT NMS output must be float32, got {a.dtype}{hint}")
     if a.ndim in (2, 4):  # a batch of flat buffers or of tf arrays
-        return [cast(Detections, decode_hailo_nms(f, num_classes=num_classes, max_per_class=max_per_class,
-                                                  image_size=image_size, box_format=box_format)) for f in a]
+        return [cast(Detections, _by_class(f, num_classes, max_per_class, image_size, box_format)) for f in a]
     if a.ndim == 3:
-        nc, five, mpc = a.shape
-        if five != _BBOX_PARAMS:
-            raise ValueError(f"tf_nms_format must be [classes, 5, max_per_class], got shape {a.shape}")
-        if num_classes is not None and nc != num_classes:
-            raise ValueError(f"expected {num_classes} classes, tf array has {nc}")
-        rows = []
-        for k in range(nc):
-            r = a[k].T
-            rows.append(r[np.any(r != 0, axis=1)])  # padding rows are all zeros
-        return _from_rows(rows, image_size, box_format, mpc)
+        return frame(by_class.tf_to_rows(a, num_classes), a.shape[2])
     if a.ndim == 1:
         if num_classes is None:
             raise ValueError("a flat HAILO_NMS_BY_CLASS buffer needs num_classes=")
-        flat = a.astype(np.float32, copy=False)
-        rows = [flat[s:s + _BBOX_PARAMS * n].reshape(n, _BBOX_PARAMS) for n, s in _class_runs(flat, num_classes)]
-        return _from_rows(rows, image_size, box_format, max_per_class)
+        return frame(by_class.flat_to_rows(a.astype(np.float32, copy=False), num_classes), max_per_class)
     raise ValueError(f"unrecognized HailoRT NMS output of shape {a.shape}: expected a per-class list, a flat "
                      f"buffer (1-D, or 2-D for a batch) or tf_nms_format [classes, 5, max] (4-D for a batch)")
+
+
+def _by_score(output: Any, num_classes: Optional[int], max_per_class: Optional[int], max_bboxes_total: Optional[int],
+              image_size: Optional[Tuple[int, int]], box_format: str) -> Union[Detections, List[Detections]]:
+    def frame(arrays: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> Detections:
+        return _detections(arrays, image_size, box_format, num_classes, max_per_class)
+
+    if isinstance(output, (bytes, bytearray, memoryview)):
+        return frame(by_score.read(output, max_bboxes_total=max_bboxes_total, num_classes=num_classes))
+    if isinstance(output, (list, tuple)):  # pyhailort: one frame of Detection objects, or a list of frames
+        if output and all(isinstance(f, (list, tuple, np.ndarray, bytes, bytearray, memoryview)) for f in output):
+            return [cast(Detections, _by_score(f, num_classes, max_per_class, max_bboxes_total, image_size, box_format))
+                    for f in output]
+        b, sc, c = by_score.objects_to_arrays(output, num_classes)
+        n = len(sc) if max_bboxes_total is None else min(len(sc), max_bboxes_total)
+        return frame((b[:n], sc[:n], c[:n]))
+    if not isinstance(output, np.ndarray):
+        raise TypeError(f"HAILO_NMS_BY_SCORE output must be a uint8 ndarray, bytes or pyhailort's list of "
+                        f"Detection objects, got {type(output).__name__}")
+    if output.ndim == 2:  # a batch of frames
+        return [cast(Detections, _by_score(f, num_classes, max_per_class, max_bboxes_total, image_size, box_format))
+                for f in output]
+    if output.ndim != 1:
+        raise ValueError(f"a HAILO_NMS_BY_SCORE frame is 1-D bytes (2-D for a batch), got shape {output.shape}")
+    return frame(by_score.read(output, max_bboxes_total=max_bboxes_total, num_classes=num_classes))
+
+
+def _bbox_only(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]], box_format: str,
+               semantics: str, settings: Any) -> Union[Detections, List[Detections]]:
+    a = np.asarray(output)
+    if a.ndim == 4 or (a.ndim == 3 and a.shape[0] != 1):  # (N, 1, proposals, 4 + C) or (N, proposals, 4 + C)
+        return [cast(Detections, _bbox_only(f, num_classes, image_size, box_format, semantics, settings)) for f in a]
+    rows = bbox_only.rows(a, num_classes)
+    arrays = bbox_only.nms(rows, semantics=semantics, **settings)
+    nc = rows.shape[1] - bbox_only.BOX_VALUES
+    mpc = settings.get("max_per_class", by_class.DEFAULT_MAX_PER_CLASS if semantics == "hailort" else None)
+    return _detections(arrays, image_size, box_format, nc, mpc)
+
+
+def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Optional[int] = None,  # noqa: A002
+                     max_per_class: Optional[int] = None, max_bboxes_total: Optional[int] = None,
+                     image_size: Optional[Tuple[int, int]] = None, box_format: str = "yxyx_normalized",
+                     semantics: str = "hailort", **nms_settings: Any) -> Union[Detections, List[Detections]]:
+    """HailoRT's own NMS output -> the same Detections the raw path gives.
+
+    format="by_class" (HAILO_NMS_BY_CLASS, HailoRT's default), for one frame: the pyhailort list
+    (one (n, 5) array per class), the tf_nms_format array [classes, 5, max_per_class], or the
+    flat float32 buffer (needs num_classes). A batch (list of per-frame lists, a 4-D tf array, a
+    2-D flat array) gives a list of Detections.
+
+    format="by_score" (HAILO_NMS_BY_SCORE): the uint8 frame (1-D; 2-D for a batch) or bytes, or
+    pyhailort's list of Detection objects (a list of such lists for a batch). Only what the buffer
+    holds is read, whatever its count says (max_bboxes_total, when given, caps it further).
+
+    format="bbox_only" (the yolov8_bbox_only op): the float32 (1, proposals, 4 + classes) output
+    ((N, 1, proposals, 4 + classes) for a batch; flat needs num_classes). HailoRT ran no NMS on it;
+    this runs it as the Decoder does, with the `semantics` preset (HailoRT's by default: the
+    detections its NMS op would give) and any DecoderConfig NMS setting as a keyword
+    (score_threshold, iou_threshold, max_per_class, ...: take them from the HEF's op).
+    """
+    if format not in NMS_FORMATS:
+        raise ValueError(f"format must be one of {NMS_FORMATS}, got {format!r}")
+    if box_format not in BOX_FORMATS:
+        raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
+    num_classes = _opt_int(num_classes, "num_classes", low=1)
+    max_per_class = _opt_int(max_per_class, "max_per_class")
+    max_bboxes_total = _opt_int(max_bboxes_total, "max_bboxes_total")
+    if format == "bbox_only":
+        if max_per_class is not None:
+            nms_settings["max_per_class"] = max_per_class
+        return _bbox_only(output, num_classes, image_size, box_format, semantics, nms_settings)
+    if nms_settings or semantics != "hailort":
+        raise TypeError(f"NMS settings ({sorted(nms_settings) or 'semantics'}) apply to format=\"bbox_only\" only: "
+                        f"HailoRT already ran NMS on a {format} output")
+    if format == "by_score":
+        return _by_score(output, num_classes, max_per_class, max_bboxes_total, image_size, box_format)
+    return _by_class(output, num_classes, max_per_class, image_size, box_format)

@@ -9,6 +9,24 @@
     make_bindings(decoder, configured_infer_model) -> HailoBindings
         allocates every output array once, binds it, and decodes from it in place after each run.
 
+Written against pyhailort 4.23 (Hailo-8/8L/8R, hailo-ai/hailort branch hailo8) and checked against
+5.x (Hailo-10/15, branch master), whose InferModel / ConfiguredInferModel API is the same. What
+HailoRT gives and does not give (read in the 4.23 and 5.1 sources):
+
+- quantization: every vstream info and InferModel.output(name).quant_infos carry ONE quant_info
+  (libhailort/src/net_flow/pipeline/infer_model.cpp, InferStream::Impl::get_quant_infos, "TODO:
+  Support quant infos vector"). For a per-feature quantized output (HEF extension
+  OUTPUT_SCALE_PER_FEATURE) that entry is all zeros; the per-channel values exist only in the HEF
+  file, which config_from_hailo then reads with hailo_decode.hef (HefQuantizationWarning says so).
+  FLOAT32 outputs are dequantized by HailoRT itself, per channel.
+- the async queue: ConfiguredInferModel.run / run_async push their bindings one by one and refuse
+  one that does not fit in get_async_queue_size() with HAILO_QUEUE_IS_FULL, after which the model
+  is shut down (async_infer_runner.cpp, AsyncInferRunnerImpl::run; infer_model.cpp,
+  ConfiguredInferModel::run_async). HailoBindings.run pushes at most that many at a time.
+- Hailo-10H (5.x), which HailoRT drives through its HRPC client: VDevice.configure is
+  HAILO_NOT_IMPLEMENTED (src/vdevice/vdevice_hrpc_client.cpp, VDeviceHrpcClient::configure), so
+  there are no network groups or vstreams: use the InferModel path.
+
 `hailo_platform` is imported only inside these functions: `import hailo_decode` (and this module)
 works without HailoRT, and the adapters raise an ImportError that says what is missing.
 
@@ -33,7 +51,15 @@ from .config import DecoderConfig, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms
 
-__all__ = ["config_from_hailo", "decode_vstreams", "make_bindings", "HailoBindings"]
+__all__ = ["config_from_hailo", "decode_vstreams", "make_bindings", "HailoBindings", "HefQuantizationWarning"]
+
+
+class HefQuantizationWarning(UserWarning):
+    """config_from_hailo read per-channel zero points and scales from the HEF file, because HailoRT
+    reports a single, all-zero quant_info for those outputs (4.23 and 5.1: InferModel's quant_infos
+    hold one entry). The values are the HEF's own; silence it with
+    warnings.simplefilter("ignore", HefQuantizationWarning), or pass hef_path= to read the file on
+    purpose."""
 
 # Numeric values of HailoRT's public enums (include/hailo/hailort.h), for objects that hand out
 # plain ints instead of pybind11 enums.
@@ -132,8 +158,17 @@ class _Out:
 
 
 class _NeedsHef(ValueError):
-    """What the object cannot tell (per-channel quantization from vstream infos, an NMS-only
-    model's raw layers): hailo_decode.hef can, given the HEF file."""
+    """What the object cannot tell (an NMS-only model's raw layers, a fused layer's device
+    layout): hailo_decode.hef can, given the HEF file."""
+
+
+class _NeedsQuant(ValueError):
+    """Outputs whose single quant_info is INVALID_QUANT_INFO (per-feature quantization): their
+    per-channel values are only in the HEF."""
+
+    def __init__(self, names: List[str]) -> None:
+        super().__init__(names)
+        self.names = names
 
 
 def _kind(obj: Any) -> str:
@@ -168,7 +203,11 @@ def _outs_from_infer_model(model: Any) -> List[_Out]:
         if is_nms:
             o.nms_classes, o.nms_max = _nms_shape_from_hef(model, name)
         else:
-            o.quants = [_quant_pair(q) for q in s.quant_infos]
+            # HailoRT 4.23 and 5.1: one entry, the vstream's quant_info (all zeros for a per-feature
+            # output: None here, the HEF has the values). A list per channel is taken as given.
+            qs = list(s.quant_infos)
+            if qs and all(_quant_valid(q) for q in qs):
+                o.quants = [_quant_pair(q) for q in qs]
         outs.append(o)
     return outs
 
@@ -275,11 +314,8 @@ def _output_info(o: _Out) -> OutputInfo:
         return OutputInfo(o.name, o.shape, dtype, o.order, zp=0.0, scale=1.0, **kw)
     c = o.shape[2]
     quants = o.quants
-    if quants is None:
-        raise _NeedsHef(f"output {o.name!r} has per-channel quantization (its quant_info is all zeros, "
-                        f"INVALID_QUANT_INFO) and pyhailort's vstream infos do not list the per-channel values; "
-                        f"pass the InferModel (its output(name).quant_infos has them), request FLOAT32 outputs, "
-                        f"or give hef_path= (needs hailo_decode.hef)")
+    if quants is None:  # _config_from_object fills them from the HEF or raises _NeedsQuant first
+        raise _NeedsQuant([o.name])
     zp: Union[float, Tuple[float, ...]]
     scale: Union[float, Tuple[float, ...]]
     if len(quants) == 1:
@@ -293,20 +329,78 @@ def _output_info(o: _Out) -> OutputInfo:
     else:
         raise ValueError(f"output {o.name!r}: {len(quants)} quant infos for {c} channels")
     if isinstance(scale, float) and not (scale > 0 and math.isfinite(scale)):
-        raise _NeedsHef(f"output {o.name!r}: quant_info qp_scale is {scale} (invalid); pass the InferModel or "
-                        f"hef_path= (needs hailo_decode.hef)")
+        raise ValueError(f"output {o.name!r}: quant_info qp_scale is {scale} (not a positive finite number); "
+                         f"pass hef_path= to read the HEF's quantization, or request FLOAT32 outputs")
     return OutputInfo(o.name, o.shape, dtype, o.order, zp=zp, scale=scale, **kw)
 
 
 def _hef_path_of(obj: Any, kind: str) -> Optional[str]:
+    """The HEF file behind the object: HEF.path, InferModel.hef.path (pyhailort.py, InferModel.hef
+    opens HEF(hef_path)), a ConfiguredInferModel's InferModel's; None for a network group (pyhailort
+    keeps no path there) or a HEF made from bytes."""
     try:
         if kind == "hef":
             return obj.path
+        if kind == "configured_infer_model":
+            obj, kind = _infer_model_of(obj), "infer_model"
         if kind == "infer_model":
             return obj.hef.path
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no path is an answer here, not an error
         return None
     return None
+
+
+def _hailort_version() -> str:
+    hp = sys.modules.get("hailo_platform")
+    return str(getattr(hp, "__version__", "4.23/5.x"))
+
+
+def _per_feature_from_hef(hef_mod: Any, path: str, network_name: Optional[str],
+                          names: List[str]) -> Dict[str, List[Tuple[float, float]]]:
+    """Per-channel (zp, scale) of the named outputs, read from the HEF with hailo_decode.hef, as
+    float32 (HailoRT's hailo_quant_info_t holds float32)."""
+    info = hef_mod.read_hef(path)
+    group = None if network_name is None else network_name.split("/")[0]
+    try:
+        ng = info.network_group(group)
+    except KeyError as e:
+        raise ValueError(f"HEF {path}: {e.args[0]}") from None
+    out: Dict[str, List[Tuple[float, float]]] = {}
+    for name in names:
+        try:
+            layer = ng.output(name)
+        except KeyError:
+            raise ValueError(f"output {name!r} reports per-feature quantization (an all-zero quant_info) but the "
+                             f"HEF {path} has no output of that name; its outputs are "
+                             f"{[o.name for o in ng.outputs]}") from None
+        zps = layer.zp if isinstance(layer.zp, tuple) else None
+        scales = layer.scale if isinstance(layer.scale, tuple) else None
+        c = layer.shape[2]
+        if zps is None and scales is None:
+            raise ValueError(f"output {name!r}: HailoRT reports an all-zero quant_info, but the HEF {path} has no "
+                             f"per-feature values for it either (qp_zp {layer.zp}, qp_scale {layer.scale}); "
+                             f"request FLOAT32 outputs to let HailoRT dequantize it")
+        zps = zps or (layer.zp,) * c
+        scales = scales or (layer.scale,) * c
+        if len(zps) != c or len(scales) != c:
+            raise ValueError(f"output {name!r}: the HEF {path} has {len(zps)} zero points and {len(scales)} scales "
+                             f"for {c} channels")
+        out[name] = [(float(np.float32(z)), float(np.float32(s))) for z, s in zip(zps, scales)]
+    return out
+
+
+def _needs_quant_message(names: List[str], kind: str, hef_mod: Any, path: Optional[str]) -> str:
+    where = {"hef": "the HEF's vstream infos", "network_group": "the network group's vstream infos"}.get(
+        kind, "InferModel.output(name).quant_infos")
+    fix = []
+    if hef_mod is None or not callable(getattr(hef_mod, "read_hef", None)):
+        fix.append("install hailo_decode.hef (the HEF reader) to read them from the file")
+    elif not path:
+        fix.append("pass hef_path= (this object does not know its HEF file) to read them with hailo_decode.hef")
+    fix.append("or request FLOAT32 outputs, which HailoRT dequantizes per channel itself")
+    return (f"outputs {names} are quantized per channel (per-feature HEF), and HailoRT {_hailort_version()} reports "
+            f"a single quant_info for each, all zeros (INVALID_QUANT_INFO): {where} hold one entry, not one per "
+            f"channel. The per-channel values are only in the HEF file: {'; '.join(fix)}")
 
 
 # -- 1. config_from_hailo --------------------------------------------------------------------------
@@ -318,9 +412,14 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
     """A DecoderConfig for the raw head outputs of a HailoRT model.
 
     obj: hailo_platform.HEF, a configured network group, an InferModel or a ConfiguredInferModel.
-    Per output it reads name, shape, format order and type, and quantization (quant_info, or the
-    per-channel quant_infos list of an InferModel when the single one is all zeros). Outputs
-    delivered as FLOAT32 are taken as already dequantized.
+    Per output it reads name, shape, format order and type, and quantization: the quant_info (HEF
+    and network group vstream infos) or InferModel.output(name).quant_infos, which in HailoRT 4.23
+    and 5.1 holds that same single entry. For a per-feature quantized output that entry is all
+    zeros; the per-channel values are then read from the HEF file (hef_path=, else HEF.path or the
+    InferModel's HEF) with hailo_decode.hef, with a HefQuantizationWarning unless hef_path= named
+    the file; without a known file a ValueError says what to pass. Outputs delivered as FLOAT32
+    (set_format_type / format_type / output_params) are taken as dequantized by HailoRT, per
+    channel too. NCHW outputs (set_format_order(FormatOrder.NCHW)) are described as NCHW.
 
     nms_json: the DFC NMS JSON (path or dict): heads, strides and thresholds from its
     bbox_decoders (DecoderConfig.from_nms_json); without it heads are paired from shapes and the
@@ -334,9 +433,10 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
     device order and padded shape from get_output_stream_infos().
     hef_path: read the HEF file itself with hailo_decode.hef.config_from_hef(hef_path,
     network_group, device_buffers=device, **settings) (when that module is installed; then it
-    takes precedence unless nms_json is given). Without hef_path the HEF's path
-    is still used, when the object cannot tell something (per-channel quantization from vstream
-    infos, the raw layers of a HEF with HailoRT's own NMS).
+    takes precedence unless nms_json is given; with nms_json only the per-channel quantization
+    comes from it). Without hef_path the object's HEF path is still used when the object cannot
+    tell something: per-channel quantization (merged into the object's outputs, with the
+    warning), the raw layers of a HEF with HailoRT's own NMS (the whole config from the file).
     settings: anything DecoderConfig takes (semantics, class_activation, score_threshold,
     image_size, classes, ...).
     """
@@ -351,9 +451,21 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
         return from_hef(hef_path)
 
     kind = _kind(obj)
+    args = (obj, kind, nms_json, output_params, format_type, network_name, output_names, device)
     try:
-        return _config_from_object(obj, kind, nms_json, output_params, format_type, network_name, output_names,
-                                   device, dict(settings))
+        return _config_from_object(*args, dict(settings))
+    except _NeedsQuant as e:
+        path = hef_path or _hef_path_of(obj, kind)
+        if hef_mod is None or not path or not callable(getattr(hef_mod, "read_hef", None)):
+            raise ValueError(_needs_quant_message(e.names, kind, hef_mod, path)) from None
+        config = _config_from_object(*args, dict(settings), _per_feature_from_hef(hef_mod, path, network_name, e.names))
+        if hef_path is None:
+            import warnings
+            warnings.warn(f"outputs {e.names}: HailoRT {_hailort_version()} reports one all-zero quant_info for "
+                          f"these per-feature quantized outputs (InferModel.output(name).quant_infos and the vstream "
+                          f"infos hold a single entry); their per-channel zero points and scales were read from the "
+                          f"HEF file {path}", HefQuantizationWarning, stacklevel=2)
+        return config
     except _NeedsHef as e:
         path = hef_path or _hef_path_of(obj, kind)
         if hef_mod is not None and path:
@@ -364,7 +476,8 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
 
 def _config_from_object(obj: Any, kind: str, nms_json: Any, output_params: Optional[Mapping[str, Any]],
                         format_type: Any, network_name: Optional[str], output_names: Optional[Iterable[str]],
-                        device: bool, settings: Dict[str, Any]) -> DecoderConfig:
+                        device: bool, settings: Dict[str, Any],
+                        hef_quants: Optional[Mapping[str, List[Tuple[float, float]]]] = None) -> DecoderConfig:
     if kind == "configured_infer_model":
         obj, kind = _infer_model_of(obj), "infer_model"
     if kind == "infer_model":
@@ -390,6 +503,15 @@ def _config_from_object(obj: Any, kind: str, nms_json: Any, output_params: Optio
                         f"with hd.decode_hailo_nms(output, num_classes=...), decode_vstreams(None, vstreams) or "
                         f"make_bindings(None, configured_infer_model); a config for the raw layers needs the HEF "
                         f"file (hef_path=, hailo_decode.hef)")
+    missing_quant = []
+    for o in raw:
+        if o.quants is None and o.type != "FLOAT32":
+            if hef_quants is not None and o.name in hef_quants:
+                o.quants = list(hef_quants[o.name])
+            else:
+                missing_quant.append(o.name)
+    if missing_quant:
+        raise _NeedsQuant(missing_quant)
     infos = [_output_info(o) for o in raw]
     if nms_json is not None:
         return DecoderConfig.from_nms_json(nms_json, infos, **settings)
@@ -480,6 +602,9 @@ class HailoBindings:
         configured_infer_model.run([hb.bindings], timeout_ms)     # or hb.run(timeout_ms)
         dets = hb.decode()
 
+    With batch_size=N larger than get_async_queue_size(), use hb.run(): it pushes the frames a
+    queue at a time (ConfiguredInferModel.run(hb.bindings_list) would fail with HAILO_QUEUE_IS_FULL).
+
     bindings: the Bindings (a list of them, one per frame, with batch_size=N); buffers: name ->
     the bound array (batch axis first with batch_size); the same arrays for every frame.
     """
@@ -501,8 +626,27 @@ class HailoBindings:
         return list(self.bindings) if isinstance(self.bindings, list) else [self.bindings]
 
     def run(self, timeout_ms: int = 10000) -> Union[Detections, List[Detections]]:
-        """ConfiguredInferModel.run(bindings, timeout_ms), then decode()."""
-        self.configured_infer_model.run(self.bindings_list, timeout_ms)
+        """Infers every bound frame, then decode().
+
+        Pushes at most get_async_queue_size() bindings at a time: wait_for_async_ready(timeout_ms,
+        n) before each run_async of n, then waits for every job (job.wait(timeout_ms)). HailoRT's
+        own ConfiguredInferModel.run(bindings) is run_async + wait and refuses a batch larger than
+        the queue with HAILO_QUEUE_IS_FULL, shutting the model down (4.23: async_infer_runner.cpp,
+        AsyncInferRunnerImpl::run; infer_model.cpp, ConfiguredInferModel::run_async). An object
+        without get_async_queue_size (not a pyhailort ConfiguredInferModel) gets run(bindings)."""
+        cim = self.configured_infer_model
+        frames = self.bindings_list
+        queue = _async_queue_size(cim)
+        if queue is None:
+            cim.run(frames, timeout_ms)
+            return self.decode()
+        jobs = []
+        for start in range(0, len(frames), queue):
+            chunk = frames[start:start + queue]
+            cim.wait_for_async_ready(timeout_ms, len(chunk))
+            jobs.append(cim.run_async(chunk))
+        for job in jobs:
+            job.wait(timeout_ms)
         return self.decode()
 
     def decode(self) -> Union[Detections, List[Detections]]:
@@ -521,6 +665,19 @@ class HailoBindings:
 
     def __repr__(self) -> str:
         return f"HailoBindings(outputs={list(self.buffers)}, batch_size={self.batch_size})"
+
+
+def _async_queue_size(cim: Any) -> Optional[int]:
+    """ConfiguredInferModel.get_async_queue_size() (frames the async pipeline holds at once), or
+    None when the object has no async queue to respect."""
+    get = getattr(cim, "get_async_queue_size", None)
+    if not callable(get) or not callable(getattr(cim, "wait_for_async_ready", None)) \
+            or not callable(getattr(cim, "run_async", None)):
+        return None
+    size = int(get())
+    if size < 1:
+        raise ValueError(f"ConfiguredInferModel.get_async_queue_size() returned {size}; expected >= 1")
+    return size
 
 
 def _model_outputs(model: Any) -> Dict[str, Tuple[Tuple[int, ...], np.dtype, str, Any]]:

@@ -27,6 +27,7 @@ import hashlib
 import math
 import os
 import struct
+import warnings
 import zlib
 from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -35,15 +36,21 @@ from ._entry_points import bind
 from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice
 
 __all__ = [
-    "HefError", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
     "HefAnchorOp", "HefAnchorDecoder",
+    "HefError", "HefMismatchWarning", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
     "HefInfo", "read_hef", "config_from_hef", "decoder_outputs", "infer_class_activation", "class_range",
-    "FORMAT_CODES", "HOST_ORDER",
+    "FORMAT_CODES", "HOST_ORDER", "hef_mismatches", "bbox_only_proposals", "HefNmsOutput", "hef_nms_output",
 ]
 
 
 class HefError(ValueError):
     """The file is not a readable HEF: wrong magic, unsupported version, truncated, corrupt."""
+
+
+class HefMismatchWarning(UserWarning):
+    """The HEF disagrees with itself: its NMS op's image size, its input's size, the op's strides
+    and the output grids do not describe the same image (for example an op saying 640x640 on a
+    320x320 input, which makes HailoRT put every box in the top-left quarter)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +386,10 @@ class HefBboxDecoder:
 
 @dataclass(frozen=True)
 class HefNmsOp:
-    """A YOLOv8 NMS op (HailoRT's host post-process). Thresholds are the HEF's doubles."""
+    """A YOLOv8 NMS op (HailoRT's host post-process). Thresholds are the HEF's doubles.
+
+    bbox_decoding_only (ProtoHEFNmsOp field 13): the op is HailoRT's yolov8_bbox_only op, which
+    decodes the boxes and dequantizes the class scores but runs no NMS (see `output_form`)."""
 
     name: str
     score_threshold: float
@@ -395,6 +405,14 @@ class HefNmsOp:
     background_removal_index: int = 0
     bbox_decoding_only: bool = False
     output_name: str = ""
+
+    @property
+    def output_form(self) -> str:
+        """What the op hands the host. "by_class": the NMS op, whose output is HAILO_NMS_BY_CLASS
+        by default and HAILO_NMS_BY_SCORE when the user asks for it (InferModel
+        `output().set_format_order`; the HEF does not choose between the two). "bbox_only": the
+        yolov8_bbox_only op, a float32 NHWC tensor (1, proposals, 4 + classes)."""
+        return "bbox_only" if self.bbox_decoding_only else "by_class"
 
 
 @dataclass(frozen=True)
@@ -1003,6 +1021,184 @@ def infer_class_activation(layers: Sequence[HefLayer]) -> Tuple[Optional[str], s
     return None, f"{span}: neither scores in [0, 1] nor logits; the preset decides"
 
 
+_MAX_INPUT_SIDE = 1 << 20  # config.MAX_IMAGE_SIDE: larger "inputs" are corrupt files, not sizes to suggest
+
+
+def _wxh(hw: Tuple[int, int]) -> str:
+    return f"{hw[1]}x{hw[0]}"
+
+
+def _op_image_size(nms: HefNmsOp) -> Optional[Tuple[int, int]]:
+    if nms.image_height > 0 and nms.image_width > 0 and max(nms.image_height, nms.image_width) < 1e6:
+        return int(round(nms.image_height)), int(round(nms.image_width))
+    return None
+
+
+def _input_size(ng: HefNetworkGroup) -> Optional[Tuple[int, int]]:
+    if len(ng.inputs) == 1 and 0 < min(ng.inputs[0].shape[:2]) and max(ng.inputs[0].shape[:2]) <= _MAX_INPUT_SIDE:
+        h, w = ng.inputs[0].shape[:2]
+        return int(h), int(w)
+    return None
+
+
+def _op_heads(ng: HefNetworkGroup) -> List[Tuple[int, Tuple[int, int]]]:
+    """(stride, grid) of each bbox decoder whose stride is set and whose reg output is known."""
+    out = []
+    names = {o.name for o in ng.outputs}
+    for d in ng.nms.bbox_decoders if ng.nms is not None else ():
+        if d.stride and d.reg_layer in names:
+            gh, gw = ng.output(d.reg_layer).shape[:2]
+            if gh > 0 and gw > 0:
+                out.append((int(d.stride), (int(gh), int(gw))))
+    return out
+
+
+def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_given: bool = False,
+                   heads_given: bool = False) -> List[str]:
+    """Where the network group's YOLOv8 NMS op, its input, the op's strides and the output grids
+    disagree about the image, each in plain words: the sizes involved, what HailoRT does with
+    them, what hailo-decode does under `semantics`, and the fix. Empty when they agree (or the
+    HEF has no such op). image_size_given / heads_given: the caller passes image_size= / heads=,
+    so the op's size / strides disagreeing need no word."""
+    nms = ng.nms
+    if nms is None or not nms.bbox_decoders:
+        return []
+    op, inp = _op_image_size(nms), _input_size(ng)
+    heads = _op_heads(ng)
+    out: List[str] = []
+    extents = [(st * gh, st * gw) for st, (gh, gw) in heads]
+    parts = ", ".join(f"stride {st} x grid {_wxh(g)} = {_wxh(e)}" for (st, g), e in zip(heads, extents))
+    if len(set(extents)) > 1 and not heads_given:
+        fix = ""
+        if inp is not None and all(inp[0] % g[0] == 0 and inp[0] // g[0] == inp[1] // g[1] and inp[1] % g[1] == 0
+                                   for _, g in heads):
+            fix = (f"; the input {_wxh(inp)} gives strides {', '.join(str(inp[0] // g[0]) for _, g in heads)}: pass "
+                   f"heads=[Head(box, cls, stride), ...] with those")
+        out.append(f"NMS op {nms.name!r}: its strides do not fit the output grids ({parts}), so its heads describe "
+                   f"images of different sizes. HailoRT decodes with the op's strides and so does hailo-decode{fix}.")
+        return out
+    grid_size = extents[0] if extents else None
+    if op is not None and inp is not None and op != inp:
+        agree = ""
+        if grid_size == inp:
+            agree = f" The grids agree with the input ({parts}): the op's size is the wrong one."
+        elif grid_size == op:
+            agree = f" The op's strides agree with its size ({parts}): the input disagrees with both."
+        elif grid_size is not None:
+            agree = f" The grids say {_wxh(grid_size)} ({parts})."
+        sx, sy = inp[1] / op[1], inp[0] / op[0]
+        where = " (every box lands in the top-left part of the image)" if sx < 1 and sy < 1 else ""
+        head = (f"NMS op {nms.name!r} says image {_wxh(op)}, but the input {ng.inputs[0].name!r} is {_wxh(inp)}."
+                f"{agree} HailoRT normalizes its boxes by {_wxh(op)}, so on this HEF its normalized boxes are "
+                f"scaled by {sx:g} in x and {sy:g} in y{where}.")
+        if image_size_given:
+            pass  # the caller chose the size: nothing to tell
+        elif semantics == "hailort":
+            out.append(f"{head} Under the hailort preset hailo-decode follows HailoRT and normalizes by "
+                       f"{_wxh(op)} too; pass image_size=({inp[0]}, {inp[1]}) to normalize by the input.")
+        else:
+            out.append(f"{head} The {semantics} preset uses the input's {_wxh(inp)}; pass image_size=({op[0]}, "
+                       f"{op[1]}) for HailoRT's normalization.")
+    ref, what = (inp, f"the input {ng.inputs[0].name!r}") if inp is not None else (op, f"NMS op {nms.name!r}")
+    if len(set(extents)) > 1:
+        return out
+    if (grid_size is not None and ref is not None and grid_size != ref and not heads_given
+            and not (op is not None and inp is not None and op != inp and grid_size == op)):
+        out.append(f"NMS op {nms.name!r}: its strides x the output grids give {_wxh(grid_size)} ({parts}), but "
+                   f"{what} is {_wxh(ref)}. HailoRT places box centres at (cell + 0.5) x stride with the op's "
+                   f"strides, and so does hailo-decode; if the strides are wrong, pass heads=[Head(box, cls, "
+                   f"stride), ...] with stride = {_wxh(ref)} / grid.")
+    return out
+
+
+def bbox_only_proposals(ng: HefNetworkGroup) -> int:
+    """Rows of the yolov8_bbox_only output: the cells of every bbox decoder's grid (HailoRT's
+    compute_yolov8_bbox_only_num_of_proposals: the reg and cls inputs' H x W, summed, halved)."""
+    if ng.nms is None:
+        raise ValueError(f"network group {ng.name!r} has no YOLOv8 NMS op")
+    names = {o.name for o in ng.outputs}
+    total = 0
+    for d in ng.nms.bbox_decoders:
+        for layer in (d.reg_layer, d.cls_layer):
+            if layer not in names:
+                raise ValueError(f"NMS op {ng.nms.name!r}: bbox decoder pads {d.reg_pad_index}/{d.cls_pad_index} are "
+                                 f"not outputs of {ng.name!r}")
+            gh, gw = ng.output(layer).shape[:2]
+            total += int(gh) * int(gw)
+    return total // 2
+
+
+@dataclass(frozen=True)
+class HefNmsOutput:
+    """What a HEF's YOLOv8 NMS op hands the host, with what reading it needs.
+
+    form: "by_class" (the NMS op: HAILO_NMS_BY_CLASS by default, HAILO_NMS_BY_SCORE when asked
+    for, so `formats` lists both) or "bbox_only" (the yolov8_bbox_only op: boxes and scores of
+    `proposals` rows, no NMS). max_bboxes_total: HAILO_NMS_BY_SCORE's default (classes x
+    max_per_class). Thresholds are HailoRT's float32 values, None where a bbox-only op leaves
+    them unset. image_size: the op's, by which HailoRT normalizes the boxes."""
+
+    name: str
+    form: str
+    num_classes: int
+    max_per_class: int
+    max_bboxes_total: int
+    score_threshold: Optional[float]
+    iou_threshold: Optional[float]
+    image_size: Optional[Tuple[int, int]]
+    proposals: Optional[int] = None
+
+    @property
+    def formats(self) -> Tuple[str, ...]:
+        return ("bbox_only",) if self.form == "bbox_only" else ("by_class", "by_score")
+
+    def decode(self, output: Any, *, format: Optional[str] = None, **kwargs: Any) -> Any:  # noqa: A002
+        """decode_hailo_nms with this op's classes, caps, image size and (bbox-only) thresholds;
+        format: one of `formats` (default: `form`). Keywords override."""
+        from .detections import decode_hailo_nms
+
+        fmt = self.form if format is None else format
+        if fmt not in self.formats:
+            raise ValueError(f"NMS op {self.name!r} outputs {' or '.join(self.formats)}, not {fmt!r}")
+        kw: Dict[str, Any] = dict(num_classes=self.num_classes, image_size=self.image_size)
+        if fmt == "bbox_only":
+            kw["max_per_class"] = self.max_per_class
+            if self.score_threshold is not None:
+                kw["score_threshold"] = self.score_threshold
+            if self.iou_threshold is not None:
+                kw["iou_threshold"] = self.iou_threshold
+        else:
+            kw["max_per_class"] = self.max_per_class
+            if fmt == "by_score":
+                kw["max_bboxes_total"] = self.max_bboxes_total
+        kw.update(kwargs)
+        return decode_hailo_nms(output, format=fmt, **kw)
+
+
+def hef_nms_output(source: Union[str, os.PathLike, bytes, HefInfo],
+                   network_group: Union[None, int, str] = None) -> HefNmsOutput:
+    """The YOLOv8 NMS op's output of a HEF (see HefNmsOutput): which form the op holds (the
+    HEF's bbox_decoding_only field), its classes, caps, thresholds and image size.
+    ValueError when the network group has no such op."""
+    info = source if isinstance(source, HefInfo) else read_hef(source)
+    try:
+        ng = info.network_group(network_group)
+    except KeyError as e:
+        raise ValueError(str(e.args[0])) from None
+    nms = ng.nms
+    if nms is None:
+        raise ValueError(f"network group {ng.name!r} has no YOLOv8 NMS op: its outputs are raw heads (use a Decoder)")
+    mpc = int(nms.max_proposals_per_class) or 100
+    classes = int(nms.classes)
+    bbox_only = nms.bbox_decoding_only
+    return HefNmsOutput(
+        name=nms.output_name or nms.name, form=nms.output_form, num_classes=classes, max_per_class=mpc,
+        max_bboxes_total=classes * mpc,
+        score_threshold=None if bbox_only and nms.score_threshold <= 0 else _f32(nms.score_threshold),
+        iou_threshold=None if bbox_only and nms.iou_threshold <= 0 else _f32(nms.iou_threshold),
+        image_size=_op_image_size(nms), proposals=bbox_only_proposals(ng) if bbox_only else None)
+
+
 def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_group: Union[None, int, str] = None, *,
                     device_buffers: bool = False, **settings: Any) -> "DecoderConfig":
     """A DecoderConfig for a HEF's raw YOLOv8 outputs.
@@ -1018,6 +1214,12 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     logits. Keywords (any DecoderConfig argument: semantics, score_threshold, heads, image_size,
     ...) override. end2end, unless given, follows `end2end_choice`: True for box outputs of 4
     channels (YOLO26), False for DFL box outputs (pass end2end=True for YOLOv10).
+
+    When the op, the input, the op's strides and the grids disagree (`hef_mismatches`), a
+    HefMismatchWarning says how, and what to pass: under the hailort preset the op's image size
+    is kept (HailoRT normalizes by it, right or wrong); other presets use the input's size.
+    A bbox-only op (`HefNmsOp.output_form` "bbox_only") gives the same heads and settings, except
+    that zero thresholds in it (HailoRT never reads them there) leave the preset's.
 
     Raises HefError for an unreadable file, ValueError when no YOLOv8 decoder fits the outputs."""
 
@@ -1040,13 +1242,26 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             names += [d.reg_layer, d.cls_layer]
     if nms is None and ng.anchor_op is not None and "heads" not in settings:  # YOLOv5 / YOLOX op
         heads, names, kw = _anchor_op_heads(ng, ng.anchor_op)
+    semantics = settings.get("semantics", "hailort")
     if nms is not None:
-        kw["score_threshold"] = _f32(nms.score_threshold)
-        kw["iou_threshold"] = _f32(nms.iou_threshold)
+        # The bbox-only op runs no NMS, so HailoRT never reads its thresholds: zeros there mean
+        # "not set", and the preset's values stand.
+        if nms.score_threshold > 0 or not nms.bbox_decoding_only:
+            kw["score_threshold"] = _f32(nms.score_threshold)
+        if nms.iou_threshold > 0 or not nms.bbox_decoding_only:
+            kw["iou_threshold"] = _f32(nms.iou_threshold)
         if nms.max_proposals_per_class:
             kw["max_per_class"] = int(nms.max_proposals_per_class)
-        if nms.image_height > 0 and nms.image_width > 0 and max(nms.image_height, nms.image_width) < 1e6:
-            kw["image_size"] = (int(round(nms.image_height)), int(round(nms.image_width)))
+        op_size, input_size = _op_image_size(nms), _input_size(ng)
+        # hailort: HailoRT normalizes by the op's image size, right or wrong (parity). Other
+        # presets normalize by the input the network really sees.
+        if op_size is not None and (semantics == "hailort" or input_size is None):
+            kw["image_size"] = op_size
+        elif input_size is not None:
+            kw["image_size"] = input_size
+        for message in hef_mismatches(ng, semantics, image_size_given="image_size" in settings,
+                                      heads_given="heads" in settings):
+            warnings.warn(message, HefMismatchWarning, stacklevel=2)
     if "heads" in settings:
         heads = settings.pop("heads")
         names = None

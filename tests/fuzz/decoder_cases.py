@@ -171,8 +171,13 @@ def run_spec(spec: Dict[str, Any]) -> str:
     """Runs one spec of any kind; returns an outcome label, raises HarnessFailure (or whatever
     unexpected exception) on a bug."""
     _log_case(spec)
-    runner = {"decode": run_decode_spec, "nms_input": run_nms_input_spec, "core": run_core_spec,
-              "nms_json": run_nms_json_spec}[spec["kind"]]
+    if spec["kind"] in ("by_score_input", "bbox_only_input"):  # HailoRT's other NMS forms: nms_forms_cases.py
+        from . import nms_forms_cases as nf
+
+        runner = nf.run_by_score_spec if spec["kind"] == "by_score_input" else nf.run_bbox_only_spec
+    else:
+        runner = {"decode": run_decode_spec, "nms_input": run_nms_input_spec, "core": run_core_spec,
+                  "nms_json": run_nms_json_spec}[spec["kind"]]
     with watchdog():
         label = runner(spec)
     OUTCOMES[f"{spec['kind']}:{label}"] += 1

@@ -24,6 +24,7 @@ import hailo_decode as hd
 
 from .decoder_cases import (CLEAN, KNOWN, HarnessFailure, _Ctx, check_frame, core_specs, decode_specs,
                             fuzz_settings, make_decode_spec, nms_input_specs, nms_json_specs, run_spec)
+from .nms_forms_cases import bbox_only_specs, by_score_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::numpy.exceptions.ComplexWarning")
 
@@ -56,6 +57,21 @@ def test_fuzz_decode_hailo_nms(spec):
 @fuzz_settings(150)
 @given(nms_json_specs())
 def test_fuzz_from_nms_json(spec):
+    run_spec(spec)
+
+
+@fuzz_settings(250)
+@given(by_score_specs())
+def test_fuzz_decode_by_score(spec):
+    """HAILO_NMS_BY_SCORE frames with lying counts, truncations, NaNs and odd containers: the reader
+    never returns what lies past its frame (nms_forms_cases.py)."""
+    run_spec(spec)
+
+
+@fuzz_settings(200)
+@given(bbox_only_specs())
+def test_fuzz_decode_bbox_only(spec):
+    """yolov8_bbox_only outputs with NaNs, odd shapes and dtypes and random NMS settings."""
     run_spec(spec)
 
 

@@ -52,11 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: hef_writ
 import hef_writer as w  # noqa: E402
 
 import hailo_decode as hd  # noqa: E402
-from hailo_decode.hef import HefError, HefInfo, config_from_hef, read_hef  # noqa: E402
+from hailo_decode.hef import HefError, HefInfo, config_from_hef, hef_nms_output, read_hef  # noqa: E402
 from hailo_decode.cli.inspect import format_report, inspect_report  # noqa: E402
 
 from .decoder_cases import (OUTCOMES, HarnessFailure, _Ctx, _frame_elements, _log_case,  # noqa: E402
                             check_frame, fuzz_settings, pack_frame, watchdog)
+
+# Mutated HEFs disagree with themselves all the time; config_from_hef still runs hef_mismatches on
+# every one of them (and inspect_report prints its findings), only the warnings are not shown.
+pytestmark = pytest.mark.filterwarnings("ignore::hailo_decode.HefMismatchWarning")
 
 HEFS = Path(os.environ.get("HAILO_DECODE_HEFS") or Path(__file__).resolve().parents[3] / "shared" / "hefs")
 _HEADER_SIZES = {0: 32, 1: 28, 2: 44, 3: 56}
@@ -249,6 +253,8 @@ def _writer_bases() -> Dict[str, bytes]:
     b["yolov8_2ctx"] = w.yolov8_hef(2, classes=3, contexts=2)
     b["yolov8_no_nms"] = w.yolov8_hef(1, classes=3, nms=False)
     b["yolov8_logits"] = w.yolov8_hef(3, classes=3, logits=True, per_feature=False)
+    b["yolov8_bbox_only"] = w.yolov8_hef(1, classes=3, bbox_decoding_only=True)
+    b["yolov8_320_input_640_op"] = w.yolov8_hef(2, classes=3, input_size=320)  # the in-the-wild mismatch
     for v, style, arch, partial in ((0, "ops", "HAILO8", False), (1, "legacy", "HAILO8", False),
                                     (3, "ops", "HAILO8L", True), (2, "legacy", "HAILO15M", True)):
         b[f"yolov8_small_v{v}_{style}{'_partial' if partial else ''}"] = _small_yolov8(v, style, arch, partial)
@@ -482,6 +488,12 @@ def check_hef(data: bytes, *, verify: bool = False, source: str = "bytes", decod
     label = "read"
     for ng in info.network_groups:
         format_report(inspect_report(info, ng.name))
+        try:  # which NMS form the op holds: a description, or ValueError without an op
+            out = hef_nms_output(info, ng.name)
+            if out.form not in ("by_class", "bbox_only") or out.proposals is not None and out.proposals < 0:
+                raise HarnessFailure(f"hef_nms_output gave form {out.form!r}, proposals {out.proposals}")
+        except ValueError:
+            pass
         for device in (False, True):
             try:
                 cfg = config_from_hef(info, ng.name, device_buffers=device)

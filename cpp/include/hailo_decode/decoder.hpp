@@ -5,8 +5,8 @@
 //   auto [first, count] = dec.frame(0);           // detections of frame 0, best score first
 //
 // One Decoder owns its workspaces: calls on one Decoder must not overlap (the Python binding
-// serializes them); different Decoders share nothing. `threads` > 1 spreads the frames of a batch
-// over a persistent pool; results do not depend on it.
+// serializes them); different Decoders share nothing and may run on different threads at once.
+// `threads` > 1 spreads the frames of a batch over a persistent pool; results do not depend on it.
 #pragma once
 
 #include <memory>
@@ -19,21 +19,36 @@ namespace hailo_decode {
 
 class Decoder {
 public:
-    // Throws std::invalid_argument naming the output and the bad value.
+    // Validates `config` (shapes, quantization, heads, settings) and precomputes the thresholds and
+    // tables; threads in [1, 256]. Throws std::invalid_argument naming the output and the bad value.
+    // The Decoder keeps its own copy of the config: the caller's may go away.
     explicit Decoder(Config config, int threads = 1);
     ~Decoder();
     Decoder(const Decoder&) = delete;
     Decoder& operator=(const Decoder&) = delete;
 
+    // The validated configuration; the reference lives as long as the Decoder.
     const Config& config() const;
 
-    // tensors[i] points at frame 0 of config().outputs[i]; buffer_elements[i] is how many
-    // elements that buffer holds (checked against n_frames before anything is read).
+    // Decodes n_frames frames. tensors[i] points at frame 0 of config().outputs[i] (frame f starts
+    // f x frame_stride elements further) and buffer_elements[i] says how many elements of that
+    // output's dtype the buffer holds; both arrays have config().outputs.size() entries. Checks,
+    // before any element is read: no null buffer, every buffer_elements[i] >= required_elements(
+    // outputs[i], n_frames); then that float32 inputs are finite. Throws std::invalid_argument naming
+    // the output; a throw from these checks leaves the previous results as they were. Expects each
+    // buffer aligned to its element size (2 bytes for U16, 4 for F32; not checked), unchanged during
+    // the call, and n_frames x frame_stride within size_t; no pointer is kept once it returns.
+    // Allocates only while its workspaces grow to the largest frame and batch seen. Calls on one
+    // Decoder must not overlap each other, nor a use of what frame() returned.
     void decode(const void* const* tensors, const size_t* buffer_elements, size_t n_frames);
 
-    // Detections of one frame from the last decode(), score-descending.
+    // Detections of frame `index` of the last decode(), best score first: a pointer into the
+    // Decoder's own storage, valid until the next decode() or the Decoder's end. Throws
+    // std::out_of_range when index >= frame_count().
     std::pair<const Detection*, size_t> frame(size_t index) const;
+    // Frames of the last decode() (0 before the first).
     size_t frame_count() const;
+    // Threads a decode() spreads its frames over (the constructor's `threads`).
     int threads() const;
 
 private:
@@ -41,7 +56,9 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// Minimal elements a buffer must hold for n frames of this tensor.
+// Elements a buffer must hold for n_frames frames of this tensor: (n_frames - 1) x frame_stride
+// plus the span of the last frame that is read (0 for no frame). Validates the spec as the Decoder
+// does, throwing std::invalid_argument naming the output.
 size_t required_elements(const TensorSpec& spec, size_t n_frames);
 
 }  // namespace hailo_decode

@@ -1,5 +1,6 @@
 // Plain data types shared by every stage of the decoder: what a tensor looks like in memory,
-// how the heads pair tensors, the NMS settings, and what a detection is.
+// how the heads pair tensors, the NMS settings, and what a detection is. Filled by the caller and
+// checked by Decoder's constructor (std::invalid_argument naming the output and the bad value).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@ namespace hailo_decode {
 
 enum class DType : uint8_t { U8 = 0, U16 = 1, F32 = 2 };
 
+// Bytes of one element of that type; every buffer must be aligned to it.
 inline size_t dtype_size(DType t) { return t == DType::U8 ? 1 : t == DType::U16 ? 2 : 4; }
 
 // How element (h, w, c) is addressed inside one frame. FCR has NHWC's addressing (HailoRT copies
@@ -22,14 +24,17 @@ enum class Order : uint8_t {
     NCHW = 3,  // c*Hp*Wp + h*Wp + w            (host, only when asked for)
 };
 
+// One output tensor as it lies in memory. Checked: shape and padded shape in [1, 32768] with
+// padded >= logical (F8CR: padded_channels a multiple of 8), frame_stride >= one frame's span.
 struct TensorSpec {
-    std::string name;
+    std::string name;  // HailoRT's output name; every error message names it
     DType dtype = DType::U8;
     Order order = Order::NHWC;
     int height = 0, width = 0, channels = 0;                      // logical shape
-    int padded_height = 0, padded_width = 0, padded_channels = 0;  // memory shape
-    size_t frame_stride = 0;  // elements from one frame to the next in a batch
-    // Quantization: one value (per tensor) or `channels` values (per channel). Unused for F32.
+    int padded_height = 0, padded_width = 0, padded_channels = 0;  // memory shape (= logical when dense)
+    size_t frame_stride = 0;  // elements from one frame to the next in a batch (dense: Hp x Wp x Cp)
+    // Quantization, value = (q - zp) x scale: one value (per tensor) or `channels` values (per
+    // channel), finite, scale > 0, every q dequantizing to a finite float. Unused for F32.
     std::vector<float> zp{0.0f};
     std::vector<float> scale{1.0f};
 };
@@ -41,10 +46,13 @@ struct TensorSpec {
 //   YOLOX:  reg (4), objectness (1) and class (nc) tensors per head.
 enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2 };
 
+// One detection head: its box tensor (4 x bins channels) and class tensor (num_classes channels)
+// on the same grid (DFL kind; the other kinds below). Checked: indices in range, stride > 0,
+// matching grids and channel counts.
 struct HeadSpec {
     int box_output = -1;  // index into Config::outputs
     int cls_output = -1;
-    int stride = 0;
+    int stride = 0;       // input pixels per grid cell
     // Optional per-head task outputs (indices into Config::outputs, -1: none), on the head's grid.
     int kpt_output = -1;    // pose: K * keypoint_dims channels, (x, y[, visibility]) per keypoint
     int angle_output = -1;  // oriented boxes: 1 channel, the raw angle logit
@@ -53,6 +61,8 @@ struct HeadSpec {
     std::vector<int> anchors;  // YOLOV5: (w, h) pairs in input pixels, one pair per anchor
 };
 
+// Thresholds, NMS and output form. Checked: score thresholds not NaN, 1 value or num_classes values;
+// iou_threshold finite; image size > 0. Defaults are HailoRT's post-process except the caps.
 struct Settings {
     bool sigmoid = false;                  // apply sigmoid to class values (raw logits)
     std::vector<float> score_threshold{0.2f};  // one value, or one per class
@@ -61,13 +71,13 @@ struct Settings {
     bool iou_inclusive = true;             // suppress on IoU >= th (HailoRT) or > th (Ultralytics)
     bool multi_label = true;               // every passing class of a cell, or its best class only
     bool agnostic = false;                 // suppression across classes
-    int64_t max_per_class = -1;            // -1: no cap. Applied after NMS.
-    int64_t max_total = -1;                // -1: no cap. Applied after the per-class cap.
-    int64_t max_candidates = -1;           // -1: no cap. Highest-scoring candidates kept before NMS.
+    int64_t max_per_class = -1;            // < 0: no cap. Applied after NMS (HailoRT's default: 100).
+    int64_t max_total = -1;                // < 0: no cap. Applied after the per-class cap.
+    int64_t max_candidates = -1;           // < 0: no cap. Highest-scoring candidates kept before NMS.
     bool hailort_sort = true;              // std::sort as HailoRT does (ties unstable) or stable
     bool normalized = true;                // coordinates divided by the input size
     bool yxyx = true;                      // [ymin, xmin, ymax, xmax] or [x1, y1, x2, y2]
-    int image_height = 0, image_width = 0;
+    int image_height = 0, image_width = 0;  // the network's input size, in pixels (required)
     // End-to-end heads (Ultralytics' one-to-one head, YOLO26/YOLOv10): no NMS, the top-k selection
     // of topk.hpp; max_total is max_det there (-1: Ultralytics' 300).
     bool end2end = false;
@@ -76,11 +86,12 @@ struct Settings {
     bool hailort_decode = true;
 };
 
+// Everything a Decoder needs. Checked: at least one output and one head, num_classes > 0, bins > 0.
 struct Config {
-    std::vector<TensorSpec> outputs;
-    std::vector<HeadSpec> heads;  // candidate order follows this order
+    std::vector<TensorSpec> outputs;  // indexed by HeadSpec; Decoder::decode takes one buffer each
+    std::vector<HeadSpec> heads;      // candidate order follows this order
     int num_classes = 0;
-    int bins = 16;                // DFL bins per side; 1 = distances given directly
+    int bins = 16;                    // DFL bins per side; 1 = distances given directly
     HeadKind kind = HeadKind::DFL;
     Settings settings;
     int num_keypoints = 0;        // pose: K (0: no keypoints)

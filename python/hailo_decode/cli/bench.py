@@ -11,7 +11,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     bench = subparsers.add_parser("bench", help="measure ours vs NumPy baselines vs a read pass (see BENCHMARKS.md)")
     bench.add_argument("--quick", action="store_true", help="shorter time budgets")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    bench.add_argument("--plot", metavar="PNG", help="write a bar chart (needs matplotlib)")
+    bench.add_argument("--plot", metavar="PNG", help="plot time per frame against candidates per frame (needs matplotlib)")
     bench.set_defaults(run=_run)
     return bench
 

@@ -1,14 +1,19 @@
 """`hailo-decode demo`: decode the real model outputs bundled with the package, print the
-detections in original-image pixels and the time per frame."""
+detections in original-image pixels and the time per frame; with --save DIR, write each frame's
+photograph with its detections drawn as DIR/frame<i>.png (needs Pillow)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
+from typing import List
 
 from ..decoder import Decoder
-from ..demo_data import demo_config, demo_frames, load_demo_frames
+from ..demo_data import demo_config, demo_frames, load_demo_frames, load_demo_images
+from ..interop import draw
 
 __all__ = ["add_parser", "run_demo"]
 
@@ -18,11 +23,20 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     demo.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
     demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
     demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
+    demo.add_argument("--save", metavar="DIR", help="write the frames with their detections drawn as DIR/frame<i>.png "
+                                                    "(needs Pillow: pip install 'hailo-decode[pictures]')")
     demo.set_defaults(run=run_demo)
     return demo
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    images = None
+    if args.save:
+        try:
+            images = load_demo_images()  # before anything else: a missing Pillow stops here
+        except ImportError as e:
+            print(f"hailo-decode demo: {e}", file=sys.stderr)
+            return 2
     data = load_demo_frames()
     cfg = demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
     decoder = Decoder(cfg)
@@ -42,14 +56,19 @@ def run_demo(args: argparse.Namespace) -> int:
         for box, score, cls in zip(orig.boxes, orig.scores, orig.class_ids):
             x1, y1, x2, y2 = (float(v) for v in box)
             print(f"    {names[cls]:<8} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f} (original pixels)")
+        if images is not None:
+            os.makedirs(args.save, exist_ok=True)
+            path = os.path.join(args.save, f"frame{i}.png")
+            draw(images[i], orig, names, path=path)
+            print(f"    wrote {path}")
 
     # Time per frame: one frame at a time, as a live pipeline calls it.
     singles = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]
     for s in singles:
         decoder(s)  # warm-up
-    times = []
+    times: List[float] = []
     deadline = time.perf_counter() + args.seconds
-    while time.perf_counter() < deadline:
+    while not times or time.perf_counter() < deadline:
         for s in singles:
             t0 = time.perf_counter()
             decoder(s)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ..config import DecoderConfig, end2end_choice
 from ..decoder import Decoder
-from ..hef import HefError, HefInfo, HefLayer, HefNetworkGroup, config_from_hef, infer_class_activation, read_hef
+from ..hef import (HefError, HefInfo, HefLayer, HefMismatchWarning, HefNetworkGroup, bbox_only_proposals,
+                   config_from_hef, hef_mismatches, infer_class_activation, read_hef)
 
 __all__ = ["add_parser", "config_to_dict", "inspect_report", "format_report", "run_inspect"]
 
@@ -89,10 +91,17 @@ def _nms_frame_bytes(classes: int, max_per_class: int) -> int:
     return classes * (1 + 5 * max_per_class) * 4
 
 
+def _config_quietly(info: HefInfo, name: str, device_buffers: bool, semantics: str) -> DecoderConfig:
+    """config_from_hef without its HefMismatchWarning: the report prints those itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HefMismatchWarning)
+        return config_from_hef(info, name, device_buffers=device_buffers, semantics=semantics)
+
+
 def _decoder_for(info: HefInfo, ng: HefNetworkGroup, device_buffers: bool,
                  semantics: str) -> Tuple[Optional[DecoderConfig], Optional[str]]:
     try:
-        return config_from_hef(info, ng.name, device_buffers=device_buffers, semantics=semantics), None
+        return _config_quietly(info, ng.name, device_buffers, semantics), None
     except ValueError as e:
         return None, str(e)
 
@@ -125,13 +134,19 @@ def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device
         nms = None
         if ng.nms is not None:
             n = ng.nms
-            nms = dict(name=n.name, type="YOLOV8", score_threshold=n.score_threshold, iou_threshold=n.iou_threshold,
+            nms = dict(name=n.name, type="YOLOV8", output_form=n.output_form, score_threshold=n.score_threshold,
+                       iou_threshold=n.iou_threshold,
                        classes=n.classes, max_proposals_per_class=n.max_proposals_per_class,
                        image_height=n.image_height, image_width=n.image_width, regression_length=n.regression_length,
                        background_removal=n.background_removal, output_name=n.output_name,
                        bbox_decoders=[dict(stride=d.stride, reg_pad_index=d.reg_pad_index,
                                            cls_pad_index=d.cls_pad_index, reg_layer=d.reg_layer, cls_layer=d.cls_layer)
                                       for d in n.bbox_decoders])
+            if n.bbox_decoding_only:
+                try:
+                    nms["proposals"] = bbox_only_proposals(ng)
+                except ValueError:
+                    nms["proposals"] = None
         activation_note = None
         if cfg is not None:
             act, activation_note = infer_class_activation([ng.output(hd_.cls) for hd_ in cfg.heads])
@@ -142,8 +157,7 @@ def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device
             inputs=[_layer_dict(x) for x in ng.inputs], outputs=[_layer_dict(x) for x in ng.outputs],
             post_process_ops=[dict(name=o.name, kind=o.kind, output_name=o.output_name) for o in ng.ops],
             nms=nms, anchor_op=_anchor_op_dict(ng), decoder=config_to_dict(cfg) if cfg is not None else None,
-            decoder_error=reason,
-            class_activation_note=activation_note))
+            decoder_error=reason, class_activation_note=activation_note, mismatches=hef_mismatches(ng, semantics)))
     return out
 
 
@@ -188,16 +202,24 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
         if nms is not None:
             hidden = {n for d in nms["bbox_decoders"] for n in (d["reg_layer"], d["cls_layer"]) if n}
             mpc = nms["max_proposals_per_class"]
-            lines.append(f"            Output {nms['output_name'] or nms['name']} FLOAT32, HAILO NMS BY CLASS(number of "
-                         f"classes: {nms['classes']}, maximum bounding boxes per class: {mpc}, maximum frame size: "
-                         f"{_nms_frame_bytes(nms['classes'], mpc)})")
+            out_name = nms['output_name'] or nms['name']
+            if nms["output_form"] == "bbox_only":
+                rows = nms.get("proposals")
+                lines.append(f"            Output {out_name} FLOAT32, NHWC(1x{rows if rows is not None else '?'}x"
+                             f"{4 + nms['classes']})  [bbox only: boxes and scores per proposal, no NMS]")
+            else:
+                lines.append(f"            Output {out_name} FLOAT32, HAILO NMS BY CLASS(number of "
+                             f"classes: {nms['classes']}, maximum bounding boxes per class: {mpc}, maximum frame size: "
+                             f"{_nms_frame_bytes(nms['classes'], mpc)})  [or HAILO NMS BY SCORE, UINT8, "
+                             f"{2 + 22 * nms['classes'] * mpc} bytes, when asked for]")
         for x in ng["outputs"]:
             if x["name"] not in hidden:
                 lines.append(f"            Output {x['name']} {_TYPE.get(x['dtype'], x['dtype'])}, "
                              f"{x['host_order']}({_shape_str(x['vstream_shape'])})")
         if nms is not None:
             lines.append("            Operation:")
-            lines.append("                Op YOLOV8")
+            lines.append("                Op YOLOV8" + (" (bbox decoding only: no NMS on the host)"
+                                                       if nms["output_form"] == "bbox_only" else ""))
             lines.append(f"                Name: {nms['name']}")
             lines.append(f"                Score threshold: {nms['score_threshold']:.3f}")
             lines.append(f"                IoU threshold: {nms['iou_threshold']:.2f}")
@@ -221,6 +243,8 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                 what = (f"anchors {d['anchors']}" if aop["type"] == "YOLOV5"
                         else f"obj {d['obj_layer']}, cls {d['cls_layer']}")
                 lines.append(f"                Bbox decoder: stride {d['stride']}, {d['layer']}, {what}")
+        for m in ng.get("mismatches", ()):
+            lines.append(f"            warning: {m}")
         for op in ng["post_process_ops"]:
             if (nms is None or op["name"] != nms["name"]) and (aop is None or op["name"] != aop["name"]):
                 lines.append(f"            Operation: {op['kind']} {op['name']} (not decoded by hailo-decode)")
@@ -309,7 +333,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         try:
-            cfg = config_from_hef(info, ng["name"], device_buffers=args.device_buffers, semantics=args.semantics)
+            cfg = _config_quietly(info, ng["name"], args.device_buffers, args.semantics)
             diagnosis = Decoder(cfg).diagnose(_load_frames(args.frames, cfg))
         except (OSError, ValueError, TypeError) as e:
             print(f"hailo-decode inspect: {args.frames}: {e}", file=sys.stderr)

@@ -1,5 +1,7 @@
 """Test double of HailoRT's Python package `hailo_platform` (pyhailort), for hailo-decode's tests.
 
+HailoRT 4.23: bindings/python/platform/hailo_platform/__init__.py::<module>
+
 Put `tests/fake_hailo_platform` on sys.path (only in the tests that use it) and `import
 hailo_platform` gives the names the real package's __init__ exports that hailo-decode touches
 (hailo-ai/hailort hailort/libhailort/bindings/python/platform/hailo_platform/__init__.py,

@@ -1,0 +1,103 @@
+"""The yolov8_bbox_only op's output (libhailort/src/net_flow/ops/yolov8_bbox_only_post_process.hpp):
+float32 NHWC (1, proposals, 4 + classes). Proposals are the cells of every bbox decoder's grid,
+decoders in the HEF's order, then row, then column; each row is {y_min, x_min, y_max, x_max}
+normalized by the op's image size (the NMS op's own decode), then every class's dequantized
+score (no sigmoid). HailoRT runs no NMS on it: `nms` does, in HailoRT's candidate order (row,
+then class) with the Decoder's own sort and suppression, so a bbox-only HEF gives the detections
+its NMS twin would."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .. import _core
+from ..config import SEMANTICS, _choice, _opt_int
+
+__all__ = ["BOX_VALUES", "floats", "rows", "split", "nms"]
+
+BOX_VALUES = 4  # y_min, x_min, y_max, x_max
+_NMS_SETTINGS = ("class_activation", "score_threshold", "score_test", "iou_threshold", "iou_test", "multi_label",
+                 "agnostic", "max_per_class", "max_total", "max_candidates", "tie_break")
+
+
+def floats(proposals: int, num_classes: int) -> int:
+    """float32 values in one frame: proposals x (4 + classes)."""
+    p, c = int(proposals), int(num_classes)
+    if p < 0 or c < 1:
+        raise ValueError(f"proposals must be >= 0 and num_classes >= 1, got {p}, {c}")
+    return p * (BOX_VALUES + c)
+
+
+def rows(output: Any, num_classes: Optional[int] = None, proposals: Optional[int] = None) -> np.ndarray:
+    """One frame as a C-contiguous (proposals, 4 + classes) float32 array (a view when it can be).
+    Takes HailoRT's (1, proposals, 4 + classes), (proposals, 4 + classes), or the flat buffer
+    (which needs num_classes)."""
+    a = np.asarray(output)
+    if a.dtype != np.float32:
+        raise TypeError(f"the yolov8_bbox_only output is float32 (HailoRT requires FormatType.FLOAT32), got {a.dtype}")
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    elif a.ndim == 1:
+        if num_classes is None:
+            raise ValueError("a flat yolov8_bbox_only buffer needs num_classes=")
+        width = BOX_VALUES + int(num_classes)
+        if a.size % width:
+            raise ValueError(f"a flat yolov8_bbox_only buffer of {a.size} values is not a whole number of rows of "
+                             f"4 + {num_classes} values")
+        a = a.reshape(-1, width)
+    if a.ndim != 2:
+        raise ValueError(f"expected the yolov8_bbox_only output (1, proposals, 4 + classes), got shape {np.shape(output)}")
+    if a.shape[1] < BOX_VALUES + 1:
+        raise ValueError(f"yolov8_bbox_only rows hold 4 box values and at least one score, got {a.shape[1]} values")
+    if num_classes is not None and a.shape[1] != BOX_VALUES + int(num_classes):
+        raise ValueError(f"expected rows of 4 + {num_classes} values, got {a.shape[1]}")
+    if proposals is not None and a.shape[0] != int(proposals):
+        raise ValueError(f"expected {proposals} proposals, got {a.shape[0]}")
+    return np.ascontiguousarray(a)
+
+
+def split(frame: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(boxes (proposals, 4) yxyx normalized, scores (proposals, classes)) of `rows(...)`: views,
+    no NMS."""
+    return frame[:, :BOX_VALUES], frame[:, BOX_VALUES:]
+
+
+def nms(frame: np.ndarray, *, semantics: str = "hailort", **settings: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(boxes (n, 4) yxyx normalized, scores (n,), class_ids (n,)) kept from `rows(...)`, best
+    first. Settings as DecoderConfig names them (class_activation, score_threshold, score_test,
+    iou_threshold, iou_test, multi_label, agnostic, max_per_class, max_total, max_candidates,
+    tie_break); the preset (`semantics`) fills the rest. Non-finite values: ValueError."""
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {tuple(SEMANTICS)}, got {semantics!r}")
+    unknown = sorted(set(settings) - set(_NMS_SETTINGS))
+    if unknown:
+        raise TypeError(f"unknown setting(s) {unknown}; settings are {list(_NMS_SETTINGS)}")
+    p = dict(SEMANTICS[semantics])
+    p.update(settings)
+    for name, allowed in (("class_activation", ("none", "sigmoid")), ("score_test", (">=", ">")),
+                          ("iou_test", (">=", ">")), ("tie_break", ("hailort", "stable"))):
+        _choice(p[name], allowed, name)
+    if not np.isfinite(np.float32(p["iou_threshold"])):
+        raise ValueError(f"iou_threshold must be finite, got {p['iou_threshold']!r}")
+    num_classes = frame.shape[1] - BOX_VALUES
+    th = np.asarray(p["score_threshold"], dtype=np.float32).reshape(-1)
+    if th.size not in (1, num_classes) or not np.isfinite(th).all():
+        raise ValueError(f"score_threshold must be one finite number or {num_classes}, got {p['score_threshold']!r}")
+    s = _core.Settings()
+    s.sigmoid = p["class_activation"] == "sigmoid"
+    s.score_threshold = [float(v) for v in th]
+    s.score_inclusive = p["score_test"] == ">="
+    s.iou_threshold = float(p["iou_threshold"])
+    s.iou_inclusive = p["iou_test"] == ">="
+    s.multi_label = bool(p["multi_label"])
+    s.agnostic = bool(p["agnostic"])
+    for name in ("max_per_class", "max_total", "max_candidates"):
+        v = _opt_int(p[name], name)
+        setattr(s, name, -1 if v is None else v)
+    s.hailort_sort = p["tie_break"] == "hailort"
+    s.normalized = True
+    s.yxyx = True
+    boxes, scores, class_ids = _core.decode_bbox_only(frame, frame.shape[0], num_classes, s)
+    return boxes, scores, class_ids

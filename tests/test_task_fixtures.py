@@ -1,0 +1,225 @@
+"""Integrity of the real-model task fixtures (scripts/make_task_fixtures.py).
+
+These check only that each file holds what tests/fixtures/README.md and the
+agreed format promise (keys, shapes, dtypes, meta); the decoder is tested
+against them elsewhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DEMO_DATA = Path(__file__).parent.parent / "python" / "hailo_decode" / "data"
+
+# fixture file -> (task, demo file)
+TASK_FILES = {
+    "pose_yolo11n.npz": ("pose", "pose_uint8.npz"),
+    "seg_transplant_yolo11n.npz": ("segment", "seg_uint8.npz"),
+    "obb_transplant_yolo11n.npz": ("obb", "obb_uint8.npz"),
+    "e2e_transplant_yolo11n.npz": ("detect", None),
+}
+
+EXTRA_KIND = {"pose": "kpt", "obb": "angle", "segment": "mask", "detect": None}
+META_FIELDS = {
+    "model_file", "wheel", "wheel_version", "weights_sha256", "ultralytics", "torch",
+    "task", "imgsz", "strides", "nc", "names", "reg_max", "conf", "iou", "max_det",
+    "agnostic", "end2end", "capture", "frames", "ref_sets",
+}
+
+
+def _load(name: str) -> dict[str, np.ndarray]:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    return _read(path)
+
+
+@functools.cache
+def _read(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _meta(z: dict[str, np.ndarray]) -> dict:
+    assert z["meta"].dtype.kind == "U" and z["meta"].shape == ()
+    return json.loads(str(z["meta"]))
+
+
+def _frames(z: dict[str, np.ndarray]) -> list[int]:
+    n = len(_meta(z)["frames"])
+    assert n >= 1
+    return list(range(n))
+
+
+def _channels(meta: dict, kind: str) -> int:
+    if kind == "box":
+        return 4 * meta["reg_max"]
+    if kind == "cls":
+        return meta["nc"]
+    if kind == "kpt":
+        return meta["kpt_shape"][0] * meta["kpt_shape"][1]
+    if kind == "angle":
+        return 1
+    if kind == "mask":
+        return meta["nm"]
+    raise AssertionError(kind)
+
+
+def _kinds(meta: dict) -> list[str]:
+    extra = EXTRA_KIND[meta["task"]]
+    return ["box", "cls"] + ([extra] if extra else [])
+
+
+@pytest.mark.parametrize("name", sorted(TASK_FILES))
+def test_meta(name: str) -> None:
+    z = _load(name)
+    meta = _meta(z)
+    assert META_FIELDS <= set(meta), META_FIELDS - set(meta)
+    assert meta["task"] == TASK_FILES[name][0]
+    assert meta["end2end"] == name.startswith("e2e_")
+    if meta.get("transplant"):  # not a trained model of this task: say what is trained
+        assert {"trained", "untrained_modules", "yaml"} <= set(meta["transplant"])
+    assert len(meta["weights_sha256"]) == 64
+    assert meta["strides"] == [8, 16, 32]
+    assert meta["nc"] == len(meta["names"]) >= 1
+    assert meta["imgsz"] in (640, 1024)
+    assert 0 < meta["conf"] < 1 and 0 < meta["iou"] < 1
+    if meta["task"] == "pose":
+        assert meta["kpt_shape"][1] in (2, 3) and meta["kpt_shape"][0] >= 1
+    for prefix_info in meta["ref_sets"].values():
+        assert 0 < prefix_info["conf"] < 1
+
+
+@pytest.mark.parametrize("name", sorted(TASK_FILES))
+def test_heads(name: str) -> None:
+    z = _load(name)
+    meta = _meta(z)
+    size = meta["imgsz"]
+    for i in _frames(z):
+        shape = tuple(z[f"img{i}_shape"]) if f"img{i}_shape" in z else z[f"img{i}"].shape
+        assert shape == (size, size, 3)
+        for kind in _kinds(meta):
+            for s in meta["strides"]:
+                a = z[f"f{i}_{kind}_{s}"]
+                assert a.dtype == np.float32, (kind, s, a.dtype)
+                assert a.shape == (size // s, size // s, _channels(meta, kind)), (kind, s, a.shape)
+                assert np.isfinite(a).all()
+                # captured through float16 (see meta["capture"]): lossless round trip
+                assert np.array_equal(a.astype(np.float16).astype(np.float32), a)
+        if meta["task"] == "segment":
+            p = z[f"f{i}_proto"]
+            assert p.dtype == np.float32 and p.shape == (size // 4, size // 4, meta["nm"])
+
+
+@pytest.mark.parametrize("name", sorted(TASK_FILES))
+def test_quantization_params(name: str) -> None:
+    z = _load(name)
+    meta = _meta(z)
+    keys = [f"{k}_{s}" for k in _kinds(meta) for s in meta["strides"]]
+    keys += ["proto"] if meta["task"] == "segment" else []
+    for key in keys:
+        qp = z[f"qp_{key}"]
+        assert qp.dtype == np.float64 and qp.shape == (2,)
+        zp, scale = qp
+        assert 0 <= zp <= 255 and zp == np.round(zp) and scale > 0
+        # the range covers every frame: quantizing clips nothing beyond half a step
+        for i in _frames(z):
+            x = z[f"f{i}_{key}"].astype(np.float64)
+            q = x / scale + zp
+            assert q.min() >= -0.5 and q.max() <= 255.5, (key, q.min(), q.max())
+
+
+@pytest.mark.parametrize("name", sorted(TASK_FILES))
+def test_results(name: str) -> None:
+    z = _load(name)
+    meta = _meta(z)
+    size = meta["imgsz"]
+    # float-head references, and the same decode of the uint8-quantized heads (q_ prefix)
+    sets = [(q + info["key_prefix"], info) for info in meta["ref_sets"].values() for q in ("", "q_")]
+    for p, info in sets:
+        for i in _frames(z):
+            boxes = z[f"{p}r{i}_boxes"]
+            scores = z[f"{p}r{i}_scores"]
+            classes = z[f"{p}r{i}_classes"]
+            n = len(scores)
+            assert boxes.dtype == scores.dtype == np.float32 and classes.dtype == np.int32
+            assert boxes.shape == (n, 4) and classes.shape == (n,)
+            assert n <= meta["max_det"]
+            assert (scores > info["conf"]).all() and (scores <= 1).all()
+            assert ((classes >= 0) & (classes < meta["nc"])).all()
+            assert (boxes[:, 2:] >= boxes[:, :2]).all()
+            if meta["task"] != "obb":
+                # Ultralytics clips xyxy results to the input image (OBB xywhr is not clipped)
+                assert (boxes >= 0).all() and (boxes <= size).all()
+            if meta["task"] != "segment":
+                # NMS and top-k both hand rows out by descending score
+                assert (np.diff(scores) <= 0).all()
+            if meta["task"] == "pose":
+                k, d = meta["kpt_shape"]
+                kp = z[f"{p}r{i}_keypoints"]
+                raw = z[f"{p}r{i}_keypoints_raw"]
+                assert kp.dtype == raw.dtype == np.float32
+                assert kp.shape == raw.shape == (n, k, d)
+                assert (kp[..., :2] >= 0).all() and (kp[..., :2] <= size).all()
+                if d == 3:
+                    assert ((kp[..., 2] >= 0) & (kp[..., 2] <= 1)).all()
+                    assert np.array_equal(kp[..., 2], raw[..., 2])
+                assert np.array_equal(np.clip(raw[..., :2], 0, size), kp[..., :2])
+            if meta["task"] != "segment":
+                key = "rboxes_raw" if meta["task"] == "obb" else "boxes_raw"
+                assert z[f"{p}r{i}_{key}"].shape == (n, 5 if meta["task"] == "obb" else 4)
+            if meta["task"] == "obb":
+                rb = z[f"{p}r{i}_rboxes"]
+                assert rb.dtype == np.float32 and rb.shape == (n, 5)
+                assert np.array_equal(rb, z[f"{p}r{i}_rboxes_raw"])  # predict does not clip them
+                assert ((rb[:, 4] >= -np.pi / 4) & (rb[:, 4] < 3 * np.pi / 4)).all()
+            if meta["task"] == "segment":
+                shape = tuple(z[f"{p}r{i}_masks_shape"])
+                assert shape == (n, size, size)
+                packed = z[f"{p}r{i}_masks"]
+                assert packed.dtype == np.uint8 and packed.shape == (n, size, (size + 7) // 8)
+                masks = np.unpackbits(packed, axis=-1, count=size).astype(bool)
+                assert masks.reshape(n, -1).any(axis=1).all()  # Ultralytics drops empty masks
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, demo) in TASK_FILES.items() if demo is not None))
+def test_demo_data(name: str) -> None:
+    task, demo_name = TASK_FILES[name]
+    assert demo_name is not None
+    path = DEMO_DATA / demo_name
+    assert path.exists(), f"{path}: the demo data ships in the repository"
+    meta = _meta(_load(name))
+    with np.load(path) as d:
+        z = {k: d[k] for k in d.files}
+    n_frames = len(z["image_names"])
+    size = meta["imgsz"]
+    assert tuple(z["input_hw"]) == (size, size)
+    assert list(z["class_names"]) == meta["names"]
+    for kind in _kinds(meta):
+        for s in meta["strides"]:
+            key = f"{kind}_{s}"
+            assert z[key].dtype == np.uint8
+            assert z[key].shape == (n_frames, size // s, size // s, _channels(meta, kind))
+            assert z[f"scale_{key}"].dtype == np.float32 and z[f"scale_{key}"] > 0
+            assert 0 <= z[f"zp_{key}"] <= 255
+    refs = [k for k in z if k.startswith("ref") and k.endswith("_xyxy")]
+    assert len(refs) == 1
+    tag = refs[0][: -len("_xyxy")]
+    n = len(z[f"{tag}_scores"])
+    assert z[f"{tag}_xyxy"].shape == (n, 4)
+    assert z[f"{tag}_frame"].shape == (n,) and (z[f"{tag}_frame"] < n_frames).all()
+    if task == "pose":
+        assert z[f"{tag}_keypoints"].shape == (n, *meta["kpt_shape"])
+    if task == "obb":
+        assert z[f"{tag}_rboxes"].shape == (n, 5)
+    if task == "segment":
+        assert z["proto"].shape == (n_frames, size // 4, size // 4, meta["nm"])
+        assert z["proto"].dtype == np.uint8
+        assert z[f"{tag}_masks"].shape == (n, size, (size + 7) // 8)
+    assert path.stat().st_size < 1_300_000  # a demo frame, not a data set
