@@ -347,6 +347,12 @@ def test_from_hef_reads_the_yolov5_op_and_round_trips(tmp_path):
     want = sorted(map(tuple, np.asarray(got.boxes).tolist()))
     back = hd.decode_hailo_nms(dec.decode_to_hailo_nms(raw), num_classes=5, max_per_class=50)
     assert sorted(map(tuple, np.asarray(back.boxes).tolist())) == want
+    by_score = dec.decode_to_hailo_nms(raw, format="by_score", max_bboxes_total=300)  # HAILO_NMS_BY_SCORE
+    again = hd.decode_hailo_nms(by_score, format="by_score", num_classes=5, max_bboxes_total=300)
+    # (4.23's BY_SCORE form does not apply max_proposals_per_class: it holds the capped rows and more)
+    uncapped = hd.Decoder(cfg.replace(max_per_class=None))(raw)
+    assert len(again) == min(300, len(uncapped)) > len(got)
+    assert set(want) <= set(map(tuple, np.asarray(again.boxes, np.float32).tolist()))
     for tf in (False, True):  # pyhailort's per-class list and its tf_nms_format array
         form = got.to_hailo_nms(tf_format=tf, num_classes=5, max_per_class=50)
         again = hd.decode_hailo_nms(form, num_classes=5, max_per_class=50)

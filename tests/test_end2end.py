@@ -271,6 +271,9 @@ def test_hailort_preset_boxes_and_output_forms():
                              np.asarray(d.boxes, np.float64)])
         return r[np.lexsort(r.T[::-1])]
     np.testing.assert_array_equal(rows(back), rows(b))  # the same rows, exactly (float32 in the buffer)
+    by_score = hd.Decoder(nz).decode_to_hailo_nms(raw, format="by_score", max_bboxes_total=300)
+    np.testing.assert_array_equal(rows(hd.decode_hailo_nms(by_score, format="by_score", num_classes=3,
+                                                           max_bboxes_total=300)), rows(b))
 
 
 # --------------------------------------------------------------------------------------------
