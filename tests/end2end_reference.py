@@ -31,13 +31,16 @@ def _topk(values: np.ndarray, k: int) -> np.ndarray:
 def end2end_select(scores: Sequence[np.ndarray], boxes: Sequence[np.ndarray], *, max_det: int = 300,
                    conf: float = 0.25, test: str = ">", agnostic: bool = False,
                    classes: Optional[Sequence[int]] = None,
-                   thresholds: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                   thresholds: Optional[np.ndarray] = None,
+                   topk: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """scores[h]: (H, W, nc) float32 class scores (after the activation); boxes[h]: (H, W, 4)
-    float32 boxes. Returns (boxes (n, 4), scores (n,), classes (n,), anchor index (n,))."""
+    float32 boxes. Returns (boxes (n, 4), scores (n,), classes (n,), anchor index (n,)).
+    topk: the head's own k when it differs from max_det (Ultralytics 8.4's predict sets the head's
+    max_det to max(max_det, 300) and cuts to max_det after the score test)."""
     s = np.concatenate([np.asarray(a, np.float32).reshape(-1, a.shape[-1]) for a in scores])
     b = np.concatenate([np.asarray(a, np.float32).reshape(-1, 4) for a in boxes])
     anchors, nc = s.shape
-    k = min(max_det, anchors)
+    k = min(max_det if topk is None else topk, anchors)
     best = s.max(axis=1)
     if agnostic:
         idx = _topk(best, k)

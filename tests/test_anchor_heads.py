@@ -395,3 +395,31 @@ def test_from_hef_with_yolox_heads_given(tmp_path):
     p.write_bytes(_anchor_hef("yolox", outputs, {o.name: 20 + k for k, o in enumerate(outputs)}))
     cfg = hd.DecoderConfig.from_hef(str(p), heads=heads[:2], image_size=(128, 128))
     assert [h.obj for h in cfg.heads] == ["x/obj8", "x/obj16"] and len(cfg.outputs) == 6
+
+
+@pytest.mark.parametrize("family", ["yolov5", "yolox", "end2end"])
+def test_batches_and_threads_give_the_frames_alone(family):
+    """A batch of frames on 1 or 3 threads decodes each frame as it decodes alone."""
+    rng = np.random.default_rng(77)
+    frames = []
+    for _ in range(5):
+        if family == "yolov5":
+            _, _, _, outputs, heads, raw = _v5_case(rng, nc=4, device=(False, False, False))
+            cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128))
+        elif family == "yolox":
+            _, _, outputs, heads, raw = _yolox_case(rng, nc=4)
+            cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128))
+        else:
+            import test_end2end as e
+            outputs, heads, raw = e._synthetic(rng, bins=16, dtype="uint8", nc=4)
+            cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), end2end=True, score_threshold=0.1)
+        frames.append(raw)
+    batch = {n: np.stack([f[n] for f in frames]) for n in frames[0]}
+    alone = [hd.Decoder(cfg)(f) for f in frames]
+    for threads in (1, 3):
+        got = hd.Decoder(cfg, threads=threads)(batch)
+        assert len(got) == 5
+        for g, a in zip(got, alone):
+            np.testing.assert_array_equal(g.boxes, a.boxes)
+            np.testing.assert_array_equal(g.scores, a.scores)
+            np.testing.assert_array_equal(g.class_ids, a.class_ids)

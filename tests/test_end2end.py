@@ -311,3 +311,26 @@ def test_inspect_says_which_selection_and_why(tmp_path, capsys):
     assert main(["inspect", str(p)]) in (0, None)
     out = capsys.readouterr().out
     assert "selection: end-to-end top-k (no NMS): box tensors have 4 channels" in out
+
+
+def test_max_det_below_300_is_predicts_top_300_then_cut():
+    """Ultralytics 8.4's predict runs the head's top-k with max(max_det, 300) and cuts to max_det
+    after the score test; with the stated tie order that equals a top-k with k = max_det, which is
+    what the decoder runs."""
+    rng = np.random.default_rng(31)
+    for trial in range(6):
+        outputs, heads, raw = _synthetic(rng, bins=1, dtype="uint8", nc=[2, 5, 80][trial % 3], levels=[3, 6, 20][trial % 3])
+        for max_det in (1, 7, 50, 299):
+            cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics", class_activation="none",
+                                   end2end=True, max_total=max_det, score_threshold=0.2)
+            got = hd.Decoder(cfg)(raw)
+            predict = _numpy_reference_topk(raw, cfg, conf=0.2, max_det=max_det, topk=300)
+            _check_exact(got, predict)
+
+
+def _numpy_reference_topk(raw, cfg, *, conf, max_det, topk):
+    scores, boxes = [], []
+    for h in cfg.heads:
+        scores.append(_dequant(raw[h.cls], cfg.output(h.cls)))
+        boxes.append(ultralytics_boxes(dfl_distances(_dequant(raw[h.box], cfg.output(h.box))), int(h.stride)))
+    return end2end_select(scores, boxes, max_det=max_det, conf=conf, topk=topk)
