@@ -32,7 +32,7 @@ def family_specs(draw):
         dtype=draw(st.sampled_from(DTYPES)),
         nc=draw(st.sampled_from((1, 2, 3, 17, 80))),
         anchors=draw(st.integers(1, 4)),
-        grids=draw(st.lists(st.integers(1, 9), min_size=1, max_size=3)),
+        grids=draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)),  # small: NMS without suppression is quadratic
         th=draw(st.sampled_from((0.0, 1e-45, 0.001, 0.2, 0.5, 1.0, -1.0, 1e30))),
         iou=draw(st.sampled_from((0.0, 0.45, 0.7, 1.0, 2.0))),
         semantics=draw(st.sampled_from(("hailort", "ultralytics"))),
@@ -139,6 +139,19 @@ def _check(d, cfg):
             assert not np.any(iou >= cfg.iou_threshold if cfg.iou_test == ">=" else iou > cfg.iou_threshold)
 
 
+def _yolov5_heads_valid(outputs, heads) -> bool:
+    """What the API documents as a valid YOLOv5 head set: positive anchors, A x (5 + nc) channels
+    with nc >= 1, one nc for every head."""
+    by_name = {o.name: o for o in outputs}
+    classes = set()
+    for h in heads:
+        C, A = by_name[h.box].channels, len(h.anchors)
+        if C % A or C // A < 6 or min(min(a) for a in h.anchors) <= 0:
+            return False
+        classes.add(C // A - 5)
+    return len(classes) == 1
+
+
 @fuzz_settings(150)
 @given(family_specs())
 def test_fuzz_head_families(spec):
@@ -156,7 +169,8 @@ def test_fuzz_head_families(spec):
         except (ValueError, TypeError):
             return
         # a fault in the config that must have been refused
-        assert not (spec["kind"] == "yolov5" and spec["fault"] in ("anchors", "zero_anchor", "channels")), spec
+        if spec["kind"] == "yolov5":  # a fault may still leave a valid head (an extra channel = one more class)
+            assert _yolov5_heads_valid(outputs, head_objs), spec
         assert not (spec["kind"] == "yolox" and spec["fault"] == "objectness"), spec
         assert not (spec["kind"] != "end2end" and spec["fault"] == "end2end"), spec
         d = dec(raw)
