@@ -212,6 +212,9 @@ PYBIND11_MODULE(_native, m) {
     py::enum_<Order>(m, "Order")
         .value("NHWC", Order::NHWC).value("NHCW", Order::NHCW).value("F8CR", Order::F8CR).value("NCHW", Order::NCHW);
 
+    py::enum_<HeadKind>(m, "HeadKind")
+        .value("DFL", HeadKind::DFL).value("YOLOV5", HeadKind::YOLOV5).value("YOLOX", HeadKind::YOLOX);
+
     py::class_<TensorSpec>(m, "TensorSpec")
         .def(py::init<>())
         .def_readwrite("name", &TensorSpec::name)
@@ -234,7 +237,9 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("stride", &HeadSpec::stride)
         .def_readwrite("kpt_output", &HeadSpec::kpt_output)
         .def_readwrite("angle_output", &HeadSpec::angle_output)
-        .def_readwrite("mask_output", &HeadSpec::mask_output);
+        .def_readwrite("mask_output", &HeadSpec::mask_output)
+        .def_readwrite("obj_output", &HeadSpec::obj_output)
+        .def_readwrite("anchors", &HeadSpec::anchors);
 
     py::class_<Settings>(m, "Settings")
         .def(py::init<>())
@@ -253,7 +258,9 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("yxyx", &Settings::yxyx)
         .def_readwrite("image_height", &Settings::image_height)
         .def_readwrite("image_width", &Settings::image_width)
-        .def_readwrite("class_offset", &Settings::class_offset);
+        .def_readwrite("class_offset", &Settings::class_offset)
+        .def_readwrite("end2end", &Settings::end2end)
+        .def_readwrite("hailort_decode", &Settings::hailort_decode);
 
     py::class_<Config>(m, "Config")
         .def(py::init<>())
@@ -261,6 +268,7 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("heads", &Config::heads)
         .def_readwrite("num_classes", &Config::num_classes)
         .def_readwrite("bins", &Config::bins)
+        .def_readwrite("kind", &Config::kind)
         .def_readwrite("settings", &Config::settings)
         .def_readwrite("num_keypoints", &Config::num_keypoints)
         .def_readwrite("keypoint_dims", &Config::keypoint_dims)

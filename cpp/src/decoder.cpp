@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "anchor_heads.hpp"
 #include "dfl.hpp"
 #include "gather.hpp"
 #include "mask_logits.hpp"
@@ -17,6 +18,7 @@
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
 #include "thread_pool.hpp"
+#include "topk.hpp"
 
 namespace hailo_decode {
 
@@ -44,6 +46,10 @@ struct alignas(64) Workspace {
     ScratchVector<float> distances;     // and their four DFL distances
     uint8_t box_bytes[64];  // one cell's box logits, gathered from layouts without contiguous channels
     NmsWorkspace nms;
+    TopkWorkspace topk;                 // end-to-end selection
+    std::vector<TopkHead> topk_heads;   // one per head, pointed at the frame being decoded
+    ScratchVector<uint32_t> rank_box;       // end2end: the box of each stage-1 rank used
+    ScratchVector<TopkAnchor> rank_anchor;  // and its anchor
     std::vector<Detection> results;  // detections of the frames this workspace decoded
     // Task outputs. Pose: K x 3 floats per result, beside `results`. OBB: the candidates' rotated
     // boxes (by box index), rotated NMS's scratch, and one rotated box per result.
@@ -79,6 +85,9 @@ struct Decoder::Impl {
     std::vector<ScanPlan> plans;         // one per head
     std::vector<std::unique_ptr<kernels::ExpTable>> dfl_tables;  // one per head, null where dfl16_u8 does not apply
     std::vector<CellCentres> centres;    // one per head
+    std::vector<ClassScorer> gates;      // end2end: one per head, at the lowest class threshold
+    size_t total_anchors = 0;            // cells of every head
+    std::unique_ptr<AnchorHeads> anchor_heads;  // HeadKind YOLOV5 / YOLOX
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -106,6 +115,12 @@ struct Decoder::Impl {
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
     void decode_frame(const void* const* tensors, size_t frame, Workspace& ws);
+    // End-to-end heads: topk.hpp's selection instead of the scan and NMS.
+    void decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws);
+    const void* frame_of(const void* const* tensors, int output, size_t frame) const {
+        const TensorView& v = views[size_t(output)];
+        return static_cast<const char*>(tensors[output]) + frame * v.frame_stride * dtype_size(v.dtype);
+    }
     // Candidates and boxes of the hits in ws.scan (head h), appended to the workspace's lists.
     template <typename T>
     void decode_hits(size_t h, const T* cls_frame, const void* box_frame, Workspace& ws);
@@ -117,10 +132,6 @@ struct Decoder::Impl {
                             Workspace& ws);
     // Pose heads: the keypoints of results [first, end) of ws.results.
     void decode_keypoints_of(const void* const* tensors, size_t frame, size_t first, Workspace& ws);
-    const void* frame_of(const void* const* tensors, int output, size_t frame) const {
-        const TensorView& v = views[size_t(output)];
-        return static_cast<const char*>(tensors[output]) + frame * v.frame_stride * dtype_size(v.dtype);
-    }
     void validate_tasks();
 };
 
@@ -137,6 +148,9 @@ void Decoder::Impl::validate_tasks() {
     if (with_angle != 0 && with_angle != n_heads) bad("angle outputs: every head needs one, or none may have one");
     if (with_mask != 0 && (with_kpt != 0 || with_angle != 0))
         bad("mask coefficient outputs together with keypoint or angle outputs are not supported");
+    // The end-to-end selection produces detections only: no gather after it (yet).
+    if ((with_kpt || with_angle || with_mask || cfg.proto_output >= 0) && cfg.settings.end2end)
+        bad("keypoint, angle and mask outputs need NMS: end2end selection takes detection heads only");
     if (cfg.num_keypoints < 0 || cfg.num_keypoints > 4096)
         bad("num_keypoints must be in [0, 4096], got " + std::to_string(cfg.num_keypoints));
     if ((cfg.num_keypoints > 0) != (with_kpt > 0))
@@ -203,6 +217,14 @@ void Decoder::Impl::validate() {
     if (!std::isfinite(s.iou_threshold)) bad("iou threshold must be finite, got " + std::to_string(s.iou_threshold));
     views.reserve(cfg.outputs.size());
     for (const auto& o : cfg.outputs) views.push_back(make_tensor_view(o));
+    if (cfg.kind != HeadKind::DFL) {  // anchor-based heads: their own room validates them
+        if (s.end2end) bad("end2end selection is for DFL heads (YOLO26/YOLOv10), not anchor-based ones");
+        for (const HeadSpec& h : cfg.heads)
+            if (h.kpt_output >= 0 || h.angle_output >= 0 || h.mask_output >= 0 || cfg.proto_output >= 0)
+                bad("keypoint, angle and mask outputs need DFL heads with NMS (not YOLOv5 or YOLOX heads)");
+        anchor_heads.reset(new AnchorHeads(cfg, views));
+        return;
+    }
     for (const auto& h : cfg.heads) {
         if (h.box_output < 0 || size_t(h.box_output) >= views.size() || h.cls_output < 0 ||
             size_t(h.cls_output) >= views.size())
@@ -225,6 +247,11 @@ void Decoder::Impl::validate() {
         plans.push_back(make_scan_plan(cls, scorers.back()));
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
+        total_anchors += size_t(box.height) * size_t(box.width);
+        if (s.end2end) {
+            const float lowest = *std::min_element(s.score_threshold.begin(), s.score_threshold.end());
+            gates.push_back(make_class_scorer(cls, {lowest}, s.score_inclusive, s.sigmoid));
+        }
     }
     validate_tasks();
     validate_masks();
@@ -272,6 +299,7 @@ Decoder::Decoder(Config config, int threads) : impl_(new Impl) {
             ws.cell_scratch.reserve(size_t(impl_->proto_plan.view->channels));
         }
         for (const ScanPlan& p : impl_->plans) reserve_scan(p, ws.scan);
+        ws.topk_heads.resize(impl_->cfg.heads.size());
     }
     if (threads > 1) impl_->pool.reset(new ThreadPool(size_t(threads - 1)));
 }
@@ -390,6 +418,20 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
     ws.candidate_turns.clear();
     ws.tensors = tensors;
     ws.frame = frame;
+    switch (cfg.kind) {
+        case HeadKind::YOLOV5:
+        case HeadKind::YOLOX:
+            anchor_heads->collect(tensors, frame, ws.candidates, ws.boxes);
+            sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
+            suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+            return;
+        case HeadKind::DFL:
+            if (cfg.settings.end2end) {
+                decode_frame_end2end(tensors, frame, ws);
+                return;
+            }
+            break;
+    }
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];
@@ -611,6 +653,61 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
     }
     ws.results.resize(kept);
     ws.windows.resize(kept);
+}
+
+void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    TopkWorkspace& t = ws.topk;
+    t.clear();
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        const HeadSpec& head = cfg.heads[h];
+        ws.topk_heads[h] = TopkHead{&views[size_t(head.cls_output)], &gates[h], frame_of(tensors, head.cls_output, frame)};
+        add_anchors(ws.topk_heads[h], uint32_t(h), t);
+    }
+    // Ultralytics' k = min(max_det, anchors), over every anchor of the frame, not only those passing.
+    const size_t max_det = s.max_total < 0 ? size_t(300) : size_t(s.max_total);
+    const size_t k = std::min(max_det, total_anchors);
+    select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
+    const uint64_t nc = uint64_t(cfg.num_classes);
+    // The pairs that pass (Ultralytics: the confidence test after the top-k), as candidates whose
+    // `box` is the stage-1 rank of their anchor.
+    ws.candidates.clear();
+    for (const TopkKey& key : t.selected) {
+        const int c = int(key.index % nc);
+        const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
+        if (score_passes(key.score, th, s.score_inclusive)) ws.candidates.push_back(Candidate{key.score, c, uint32_t(key.index / nc)});
+    }
+    // One box per anchor used, decoded a head at a time (one DFL call per head, as the NMS path).
+    const uint32_t none = ~uint32_t(0);
+    ws.rank_box.assign(t.ranked.size(), none);
+    ws.rank_anchor.resize(t.ranked.size());
+    for (const Candidate& cand : ws.candidates)
+        if (ws.rank_box[cand.box] == none) {
+            ws.rank_anchor[cand.box] = anchor_at(t, ws.topk_heads.data(), t.ranked[cand.box].index);
+            ws.rank_box[cand.box] = none - 1;  // used, box not decoded yet
+        }
+    ws.boxes.clear();
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        ws.box_cells.clear();
+        const uint32_t first = uint32_t(ws.boxes.size());
+        for (const Candidate& cand : ws.candidates) {
+            const TopkAnchor& a = ws.rank_anchor[cand.box];
+            if (a.head != h || ws.rank_box[cand.box] != none - 1) continue;
+            ws.rank_box[cand.box] = first + uint32_t(ws.box_cells.size());
+            ws.box_cells.push_back(CellHit{a.row, a.col, 0, 0});
+        }
+        if (!ws.box_cells.empty())
+            decode_boxes(h, frame_of(tensors, cfg.heads[h].box_output, frame), ws.box_cells.data(), ws.box_cells.size(), ws);
+    }
+    for (const Candidate& cand : ws.candidates) {
+        const Box& b = ws.boxes[ws.rank_box[cand.box]];
+        Detection& d = ws.results.emplace_back();
+        for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
+        d.score = cand.score;
+        d.class_id = cand.class_id;
+        d.head = b.head;
+        d.cell = b.cell;
+    }
 }
 
 }  // namespace hailo_decode

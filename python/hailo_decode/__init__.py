@@ -7,7 +7,7 @@ cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > co
 
 from ._core import simd_info
 from .cmake_info import cmake_dir
-from .config import BOX_FORMATS, SEMANTICS, DecoderConfig, Head, OutputInfo
+from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from .hef import HefError, HefMismatchWarning, read_hef
@@ -22,6 +22,7 @@ __all__ = [
     "Decoder",
     "DecoderConfig",
     "Detections",
+    "AnchorHead",
     "Head",
     "HefError",
     "HefMismatchWarning",
@@ -31,4 +32,5 @@ __all__ = [
     "hailo_nms_buffer_size",
     "read_hef",
     "simd_info",
+    "YoloxHead",
 ]

@@ -8,13 +8,13 @@ import math
 import os
 from dataclasses import dataclass
 from dataclasses import replace as _dc_replace
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 import numpy as np
 
 from ._entry_points import lookup
 
-__all__ = ["OutputInfo", "Head", "DecoderConfig", "SEMANTICS", "BOX_FORMATS"]
+__all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice"]
 
 _DTYPES = ("uint8", "uint16", "float32")
 _HOST_ORDERS = ("NHWC", "FCR", "F8CR", "NCHW")
@@ -179,19 +179,74 @@ TASKS = ("detect", "segment", "pose", "obb")
 ULTRALYTICS_MAX_WH = 7680.0
 
 
+@dataclass(frozen=True, init=False)
+class AnchorHead(Head):
+    """A YOLOv5/YOLOv7 anchor head: one tensor of A x (5 + classes) channels, (x, y, w, h,
+    objectness, classes) per anchor (channel a * (5 + classes) + k), and its A anchors as (w, h)
+    pairs in input pixels. `box` and `cls` both name the tensor.
+
+        AnchorHead("yolov5s/conv70", anchors=((10, 13), (16, 30), (33, 23)), stride=8)
+    """
+
+    anchors: Tuple[Tuple[int, int], ...] = ()
+
+    def __init__(self, output: str, anchors: Iterable[Sequence[int]], stride: Optional[int] = None) -> None:
+        pairs = []
+        for a in anchors:
+            try:
+                aw, ah = a
+                pair = (int(aw), int(ah))
+            except (TypeError, ValueError):
+                raise ValueError(f"anchor head {output!r}: anchors must be (w, h) pairs of integers, got {a!r}") from None
+            if pair != (aw, ah) or min(pair) <= 0 or max(pair) > MAX_IMAGE_SIDE:
+                raise ValueError(f"anchor head {output!r}: anchors must be positive whole pixels, got {a!r}")
+            pairs.append(pair)
+        if not pairs:
+            raise ValueError(f"anchor head {output!r}: at least one anchor (w, h) is needed")
+        object.__setattr__(self, "box", output)
+        object.__setattr__(self, "cls", output)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "anchors", tuple(pairs))
+
+    @property
+    def output(self) -> str:
+        return self.box
+
+
+@dataclass(frozen=True, init=False)
+class YoloxHead(Head):
+    """A YOLOX head: reg (4 channels: x, y, w, h offsets), objectness (1) and class (classes)
+    tensors on one grid. `box` names reg.
+
+        YoloxHead("yolox/conv55", "yolox/conv56", "yolox/conv54", stride=8)   # reg, obj, cls
+    """
+
+    obj: str = ""
+
+    def __init__(self, reg: str, obj: str, cls: str, stride: Optional[int] = None) -> None:
+        object.__setattr__(self, "box", reg)
+        object.__setattr__(self, "cls", cls)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "obj", obj)
+
+    @property
+    def reg(self) -> str:
+        return self.box
+
+
 # Settings every preset fills; any of them can be given explicitly instead.
 SEMANTICS: Dict[str, Dict[str, Any]] = {
     # What HailoRT's own YOLOv8 post-process does (DFC nms_postprocess, engine=cpu).
     "hailort": dict(
         class_activation="none", score_threshold=0.2, score_test=">=", iou_threshold=0.7, iou_test=">=",
         multi_label=True, agnostic=False, max_per_class=100, max_total=None, max_candidates=None,
-        tie_break="hailort", box_format="yxyx_normalized", rotated_class_offset=0.0,
+        tie_break="hailort", box_format="yxyx_normalized", rotated_class_offset=0.0, end2end=False,
     ),
     # What Ultralytics' predict does on the same head (utils/nms.py).
     "ultralytics": dict(
         class_activation="sigmoid", score_threshold=0.25, score_test=">", iou_threshold=0.7, iou_test=">",
         multi_label=False, agnostic=False, max_per_class=None, max_total=300, max_candidates=30000,
-        tie_break="stable", box_format="xyxy_pixels", rotated_class_offset=ULTRALYTICS_MAX_WH,
+        tie_break="stable", box_format="xyxy_pixels", rotated_class_offset=ULTRALYTICS_MAX_WH, end2end=False,
     ),
 }
 _SETTINGS = tuple(SEMANTICS["hailort"])
@@ -247,7 +302,10 @@ class DecoderConfig:
     iou_test (">=" | ">"), multi_label, agnostic, max_per_class, max_total, max_candidates,
     tie_break ("hailort" | "stable"), box_format (see BOX_FORMATS), rotated_class_offset (OBB:
     class-aware rotated NMS offsets box centres by class x this many pixels before probiou, as
-    Ultralytics does with max_wh = 7680; 0 compares them unmoved).
+    Ultralytics does with max_wh = 7680; 0 compares them unmoved),
+    end2end (bool: Ultralytics' end-to-end selection of one-to-one heads, YOLO26/YOLOv10, instead of
+    NMS: a top-k over anchors by best class score, a top-k over their (anchor, class) pairs, then the
+    score test; max_total is max_det there, None meaning Ultralytics' 300; see `end2end_choice`).
     classes: an allow-list of class ids (others never detected).
     Segmentation (YOLOv8/YOLO11 -seg): proto names the prototype output ((H/4, W/4, 32) for
     those models; found by shape when heads are paired by shape), each Head its mask coefficient
@@ -285,65 +343,80 @@ class DecoderConfig:
         if keypoint_dims is not None and (isinstance(keypoint_dims, bool) or keypoint_dims not in (2, 3)):
             raise ValueError(f"keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got {keypoint_dims!r}")
         by_name = {o.name: o for o in self.outputs}
-        if proto is not None and proto not in by_name:
-            raise ValueError(f"proto output {proto!r} is not among the outputs {names}")
-        if heads is None:
-            if proto is None and task in (None, "segment"):
-                proto = _find_proto(self.outputs)
-            rest = [o for o in self.outputs if o.name != proto]
-            pairs = (_pair_by_shape(rest, bins, task, keypoint_dims) if proto is None
-                     else _pair_seg_by_shape(rest, by_name[proto], bins))
+        heads = None if heads is None else tuple(heads)
+        self.head_kind = _head_family(heads)
+        self.heads: Tuple[Head, ...]
+        if self.head_kind != "dfl":
+            # YOLOv5/YOLOX heads decode boxes only: no prototype, keypoint or angle outputs.
+            if proto is not None or task not in (None, "detect"):
+                raise ValueError(f"{self.head_kind} heads are detection heads: no task={task!r} or proto= for them")
+            self.bins = 0  # no DFL
+            self.num_classes, self.image_size, self.heads = _anchor_family_layout(
+                self.head_kind, cast(Tuple[Head, ...], heads), by_name, image_size)
+            self.proto = None
+            self.task, self.num_keypoints, self.keypoint_dims = "detect", 0, 3
+            self.proto_stride = proto_stride
+            self.drop_empty_masks = False
         else:
-            pairs = []
-            for h in heads:
-                if not isinstance(h, Head):
-                    raise TypeError(f"heads must be Head objects, got {h!r}")
-                for role, n in (("box", h.box), ("cls", h.cls), ("mask", h.mask), ("kpt", h.kpt), ("angle", h.angle)):
-                    if n is not None and n not in by_name:
-                        raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
-                pairs.append(h)
-            if not pairs:
-                raise ValueError("heads must not be empty")
-        self.proto: Optional[str] = proto
-        with_mask = [h for h in pairs if h.mask is not None]
-        if proto is None and with_mask:
-            raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")
-        if proto is not None and len(with_mask) != len(pairs):
-            lacking = [h.box for h in pairs if h.mask is None]
-            raise ValueError(f"with a prototype output ({proto!r}) every head needs its mask coefficient output; "
-                             f"heads with box outputs {lacking} have none")
-        if with_mask and any(h.kpt is not None or h.angle is not None for h in pairs):
-            raise ValueError("a head has mask coefficients or keypoints or an angle, not two of them")
-        self.task, self.num_keypoints, self.keypoint_dims = _check_task_outputs(pairs, by_name, task, keypoint_dims)
-        used = [n for h in pairs for n in h.outputs()] + ([proto] if proto else [])
-        if len(set(used)) != len(used):
-            raise ValueError(f"an output is used by more than one head: {used}")
-        unused = [n for n in names if n not in used]
-        if unused:
-            raise ValueError(f"outputs {unused} belong to no head; remove them or add heads")
+            if proto is not None and proto not in by_name:
+                raise ValueError(f"proto output {proto!r} is not among the outputs {names}")
+            if heads is None:
+                if proto is None and task in (None, "segment"):
+                    proto = _find_proto(self.outputs)
+                rest = [o for o in self.outputs if o.name != proto]
+                pairs = (_pair_by_shape(rest, bins, task, keypoint_dims) if proto is None
+                         else _pair_seg_by_shape(rest, by_name[proto], bins))
+            else:
+                pairs = []
+                for h in heads:
+                    if not isinstance(h, Head):
+                        raise TypeError(f"heads must be Head objects, got {h!r}")
+                    for role, n in (("box", h.box), ("cls", h.cls), ("mask", h.mask), ("kpt", h.kpt), ("angle", h.angle)):
+                        if n is not None and n not in by_name:
+                            raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
+                    pairs.append(h)
+                if not pairs:
+                    raise ValueError("heads must not be empty")
+            self.proto: Optional[str] = proto
+            with_mask = [h for h in pairs if h.mask is not None]
+            if proto is None and with_mask:
+                raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")
+            if proto is not None and len(with_mask) != len(pairs):
+                lacking = [h.box for h in pairs if h.mask is None]
+                raise ValueError(f"with a prototype output ({proto!r}) every head needs its mask coefficient output; "
+                                 f"heads with box outputs {lacking} have none")
+            if with_mask and any(h.kpt is not None or h.angle is not None for h in pairs):
+                raise ValueError("a head has mask coefficients or keypoints or an angle, not two of them")
+            self.task, self.num_keypoints, self.keypoint_dims = _check_task_outputs(pairs, by_name, task, keypoint_dims)
+            used = [n for h in pairs for n in h.outputs()] + ([proto] if proto else [])
+            if len(set(used)) != len(used):
+                raise ValueError(f"an output is used by more than one head: {used}")
+            unused = [n for n in names if n not in used]
+            if unused:
+                raise ValueError(f"outputs {unused} belong to no head; remove them or add heads")
 
-        box_channels = {by_name[h.box].channels for h in pairs}
-        cls_channels = {by_name[h.cls].channels for h in pairs}
-        if len(box_channels) != 1 or len(cls_channels) != 1:
-            raise ValueError(f"all heads must share box channels and class count; got box channels "
-                             f"{sorted(box_channels)}, class channels {sorted(cls_channels)}")
-        (bc,), (cc,) = box_channels, cls_channels
-        if bc % 4:
-            raise ValueError(f"box output {pairs[0].box!r} has {bc} channels, not 4 x bins")
-        self.bins = bc // 4
-        if bins is not None and bins != self.bins:
-            raise ValueError(f"bins={bins} but box outputs have {bc} channels (= 4 x {self.bins})")
-        self.num_classes = cc
-        for h in pairs:
-            b, c = by_name[h.box], by_name[h.cls]
-            if b.shape[:2] != c.shape[:2]:
-                raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
-        self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
-        if proto is not None:
-            _check_seg(by_name[proto], [by_name[h.mask] for h in self.heads if h.mask], self.heads, by_name,
-                       self.image_size, proto_stride)
-        self.proto_stride = proto_stride
-        self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
+            box_channels = {by_name[h.box].channels for h in pairs}
+            cls_channels = {by_name[h.cls].channels for h in pairs}
+            if len(box_channels) != 1 or len(cls_channels) != 1:
+                raise ValueError(f"all heads must share box channels and class count; got box channels "
+                                 f"{sorted(box_channels)}, class channels {sorted(cls_channels)}")
+            (bc,), (cc,) = box_channels, cls_channels
+            if bc % 4:
+                raise ValueError(f"box output {pairs[0].box!r} has {bc} channels, not 4 x bins")
+            self.bins = bc // 4
+            if bins is not None and bins != self.bins:
+                raise ValueError(f"bins={bins} but box outputs have {bc} channels (= 4 x {self.bins})")
+            self.num_classes = cc
+            for h in pairs:
+                b, c = by_name[h.box], by_name[h.cls]
+                if b.shape[:2] != c.shape[:2]:
+                    raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
+            self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
+            if proto is not None:
+                _check_seg(by_name[proto], [by_name[h.mask] for h in self.heads if h.mask], self.heads, by_name,
+                           self.image_size, proto_stride)
+            self.proto_stride = proto_stride
+            self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
 
         s = resolved
         self.class_activation = _choice(s["class_activation"], ("none", "sigmoid"), "class_activation")
@@ -356,6 +429,14 @@ class DecoderConfig:
             raise ValueError(f"rotated_class_offset must be a finite number >= 0, got {off!r}")
         self.rotated_class_offset = float(off)
         self.box_format = _choice(s["box_format"], BOX_FORMATS, "box_format")
+        if not isinstance(s["end2end"], (bool, np.bool_)):
+            raise TypeError(f"end2end must be True or False, got {s['end2end']!r}")
+        self.end2end = bool(s["end2end"])
+        if self.end2end and self.head_kind != "dfl":
+            raise ValueError(f"end2end selection is for DFL heads (YOLO26/YOLOv10), not {self.head_kind} heads")
+        if self.end2end and self.task != "detect":
+            raise ValueError(f"end2end selection is built for detection heads; task {self.task!r} heads "
+                             f"(keypoints, angles, masks) take NMS for now (end2end=False)")
         self.multi_label = bool(s["multi_label"])
         self.agnostic = bool(s["agnostic"])
         self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
@@ -418,15 +499,16 @@ class DecoderConfig:
         return DecoderConfig(**kw)
 
     def __repr__(self) -> str:
-        heads = ", ".join("(" + ", ".join(h.outputs()) + f", stride {h.stride})" for h in self.heads)
+        heads = ", ".join(_head_repr(h) for h in self.heads)
         task = "" if self.task == "detect" else f"task={self.task!r}, "
         if self.task == "pose":
             task += f"keypoints={self.num_keypoints}x{self.keypoint_dims}, "
-        return (f"DecoderConfig({task}semantics={self.semantics!r}, classes={self.num_classes}, bins={self.bins}, "
+        return (f"DecoderConfig({task}semantics={self.semantics!r}, head_kind={self.head_kind!r}, "
+                f"classes={self.num_classes}, bins={self.bins}, "
                 f"image_size={self.image_size}, heads=[{heads}], activation={self.class_activation!r}, "
                 f"score {self.score_test} {self.score_threshold}, iou {self.iou_test} {self.iou_threshold}, "
                 f"multi_label={self.multi_label}, agnostic={self.agnostic}, max_per_class={self.max_per_class}, "
-                f"max_total={self.max_total}, box_format={self.box_format!r})")
+                f"max_total={self.max_total}, box_format={self.box_format!r}, end2end={self.end2end})")
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
@@ -434,7 +516,9 @@ class DecoderConfig:
                       **settings: Any) -> "DecoderConfig":
         """From the DFC NMS JSON users already have (a path, the JSON text, or a dict): (`nms_scores_th`, `nms_iou_th`, `image_dims`
         [height, width], `max_proposals_per_class`, `classes`, `regression_length`,
-        `bbox_decoders` with `reg_layer`, `cls_layer`, `stride`). Layer names match output names
+        `bbox_decoders` with `reg_layer`, `cls_layer`, `stride`; the Model Zoo's YOLOv5/YOLOv7 JSON has
+        `encoded_layer` with anchor `w` and `h` lists instead (AnchorHead), its YOLOX JSON `reg_layer`,
+        `objectness_layer` (or `obj_layer`) and `cls_layer` (YoloxHead)). Layer names match output names
         exactly or as the part after the last '/'. Keywords override the JSON; the preset fills
         the rest."""
         if isinstance(source, Mapping):
@@ -457,8 +541,7 @@ class DecoderConfig:
             if not isinstance(d, Mapping):
                 raise ValueError(f"NMS JSON: bbox_decoders[{i}] must be an object, got {d!r}")
             try:
-                heads.append(Head(_match_output(str(d["reg_layer"]), outputs), _match_output(str(d["cls_layer"]), outputs),
-                                  _json_int(d["stride"], f"bbox_decoders[{i}].stride")))
+                heads.append(_json_head(d, i, outputs))
             except KeyError as e:
                 raise ValueError(f"NMS JSON: bbox_decoders[{i}] lacks {e}") from None
         from_json: Dict[str, Any] = {}
@@ -477,7 +560,7 @@ class DecoderConfig:
         config = cls(outputs, heads, **from_json)
         if "classes" in doc and _json_int(doc["classes"], "classes") != config.num_classes:
             raise ValueError(f"NMS JSON says {doc['classes']} classes, class outputs have {config.num_classes} channels")
-        if "regression_length" in doc:
+        if "regression_length" in doc and config.head_kind == "dfl":
             rl = _json_int(doc["regression_length"], "regression_length")
             # DFC JSONs count bins (16); Ultralytics-style configs say reg_max - 1 (15).
             if config.bins not in (rl, rl + 1):
@@ -499,6 +582,109 @@ class DecoderConfig:
         """From live HailoRT objects (a hailo_platform HEF, configured network group, InferModel or
         ConfiguredInferModel); see hailo_decode.hailort.config_from_hailo for the options."""
         return lookup("config.from_hailo")(obj, nms_json, **kwargs)
+
+
+def end2end_choice(config: "DecoderConfig") -> Tuple[bool, str]:
+    """The selection a head's shapes suggest, with the reason: end-to-end for box tensors of 4
+    channels (YOLO26's one-to-one head: reg_max 1, the distances themselves; exported end-to-end
+    by default), NMS for DFL box tensors (YOLOv8/YOLO11 export their one-to-many head; YOLOv10's
+    one-to-one head has 16 bins too and cannot be told apart from them: pass end2end=True)."""
+    channels = 4 * config.bins
+    if config.bins == 1:
+        return True, ("box tensors have 4 channels (distances, no DFL): a YOLO26-style one-to-one head, "
+                      "selected end-to-end (top-k, no NMS); pass end2end=False for a one-to-many export")
+    return False, (f"box tensors have {channels} channels ({config.bins} DFL bins): a YOLOv8/YOLO11-style head, "
+                   f"selected by NMS; pass end2end=True for a YOLOv10 one-to-one head")
+
+
+def _json_head(d: Mapping[str, Any], i: int, outputs: Sequence[OutputInfo]) -> Head:
+    """One bbox decoder of the NMS JSON: YOLOv8 (reg/cls), YOLOv5 (encoded_layer, w, h) or YOLOX
+    (reg/objectness/cls)."""
+    stride = _json_int(d["stride"], f"bbox_decoders[{i}].stride")
+    if "encoded_layer" in d:
+        ws, hs = d["w"], d["h"]
+        if not isinstance(ws, (list, tuple)) or not isinstance(hs, (list, tuple)) or len(ws) != len(hs) or not ws:
+            raise ValueError(f"NMS JSON: bbox_decoders[{i}] anchor lists w {ws!r} and h {hs!r} must be non-empty and "
+                             f"of one length")
+        anchors = [(_json_int(a, f"bbox_decoders[{i}].w"), _json_int(b, f"bbox_decoders[{i}].h")) for a, b in zip(ws, hs)]
+        return AnchorHead(_match_output(str(d["encoded_layer"]), outputs), anchors, stride)
+    obj = d.get("objectness_layer", d.get("obj_layer"))
+    if obj is not None:
+        return YoloxHead(_match_output(str(d["reg_layer"]), outputs), _match_output(str(obj), outputs),
+                         _match_output(str(d["cls_layer"]), outputs), stride)
+    return Head(_match_output(str(d["reg_layer"]), outputs), _match_output(str(d["cls_layer"]), outputs), stride)
+
+
+def _head_repr(h: Head) -> str:
+    if isinstance(h, AnchorHead):
+        return f"({h.box}, anchors {list(h.anchors)}, stride {h.stride})"
+    if isinstance(h, YoloxHead):
+        return f"(reg {h.box}, obj {h.obj}, cls {h.cls}, stride {h.stride})"
+    return "(" + ", ".join(h.outputs()) + f", stride {h.stride})"
+
+
+def _head_family(heads: Optional[Sequence[Head]]) -> str:
+    """"dfl", "yolov5" or "yolox", from the kind of Head objects given (all of one kind)."""
+    if heads is None:
+        return "dfl"
+    kinds = {"yolov5" if isinstance(h, AnchorHead) else "yolox" if isinstance(h, YoloxHead) else "dfl" for h in heads}
+    if len(kinds) > 1:
+        raise ValueError(f"heads mix head families {sorted(kinds)}; use Head (DFL), AnchorHead (YOLOv5/YOLOv7) or "
+                         f"YoloxHead (YOLOX) for all of them")
+    return kinds.pop() if kinds else "dfl"
+
+
+def _anchor_family_layout(kind: str, heads: Tuple[Head, ...], by_name: Mapping[str, OutputInfo],
+                          image_size: Optional[Tuple[int, int]]) -> Tuple[int, Tuple[int, int], Tuple[Head, ...]]:
+    """(num_classes, image_size, heads with strides) of YOLOv5 or YOLOX heads, after checking
+    every output belongs to exactly one head and the channel counts fit."""
+    if not heads:
+        raise ValueError("heads must not be empty")
+    names = list(by_name)
+    roles: List[Tuple[str, str]] = []
+    for h in heads:
+        roles += [("tensor", h.box)] if isinstance(h, AnchorHead) else \
+            [("reg", h.box), ("obj", cast(YoloxHead, h).obj), ("cls", h.cls)]
+    for role, n in roles:
+        if n not in by_name:
+            raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
+    used = [n for _, n in roles]
+    if len(set(used)) != len(used):
+        raise ValueError(f"an output is used by more than one head: {used}")
+    unused = [n for n in names if n not in used]
+    if unused:
+        raise ValueError(f"outputs {unused} belong to no head; remove them or add heads")
+    classes = set()
+    for h in heads:
+        if isinstance(h, AnchorHead):
+            o = by_name[h.box]
+            per = o.channels // len(h.anchors)
+            if o.channels % len(h.anchors) or per < 6:
+                raise ValueError(f"output {o.name!r}: {o.channels} channels do not hold {len(h.anchors)} anchors x "
+                                 f"(5 + classes)")
+            classes.add(per - 5)
+        else:
+            yh = cast(YoloxHead, h)
+            reg, obj, cls = by_name[yh.box], by_name[yh.obj], by_name[yh.cls]
+            if reg.channels != 4:
+                raise ValueError(f"output {reg.name!r}: YOLOX reg must have 4 channels, got {reg.channels}")
+            if obj.channels != 1:
+                raise ValueError(f"output {obj.name!r}: YOLOX objectness must have 1 channel, got {obj.channels}")
+            for o in (obj, cls):
+                if o.shape[:2] != reg.shape[:2]:
+                    raise ValueError(f"output {o.name!r}: grid {o.shape[:2]} differs from reg {reg.name!r} {reg.shape[:2]}")
+            classes.add(cls.channels)
+    if len(classes) != 1:
+        raise ValueError(f"all heads must share the class count; got {sorted(classes)}")
+    plain = [Head(h.box, h.box, h.stride) for h in heads]  # strides resolve from the first tensor's grid
+    size, resolved = _resolve_strides(plain, by_name, image_size)
+    out: List[Head] = []
+    for h, r in zip(heads, resolved):
+        if isinstance(h, AnchorHead):
+            out.append(AnchorHead(h.box, h.anchors, r.stride))
+        else:
+            out.append(YoloxHead(h.box, cast(YoloxHead, h).obj, h.cls, r.stride))
+    return classes.pop(), size, tuple(out)
 
 
 def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:

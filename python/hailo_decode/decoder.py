@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._entry_points import lookup
-from .config import DecoderConfig, OutputInfo
+from .config import AnchorHead, DecoderConfig, OutputInfo, YoloxHead
 from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
 from .diagnostics import diagnose_outputs
@@ -19,6 +19,7 @@ __all__ = ["Decoder"]
 _CORE_DTYPE = {"uint8": _core.DType.U8, "uint16": _core.DType.U16, "float32": _core.DType.F32}
 _CORE_ORDER = {"NHWC": _core.Order.NHWC, "FCR": _core.Order.NHWC, "F8CR": _core.Order.F8CR,
                "NHCW": _core.Order.NHCW, "NCHW": _core.Order.NCHW}
+_CORE_KIND = {"dfl": _core.HeadKind.DFL, "yolov5": _core.HeadKind.YOLOV5, "yolox": _core.HeadKind.YOLOX}
 
 Frames = Mapping[str, np.ndarray]
 
@@ -56,10 +57,15 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
             hs.angle_output = index[h.angle]
         if h.mask is not None:
             hs.mask_output = index[h.mask]
+        if isinstance(h, AnchorHead):
+            hs.anchors = [v for pair in h.anchors for v in pair]
+        elif isinstance(h, YoloxHead):
+            hs.obj_output = index[h.obj]
         heads.append(hs)
     c.heads = heads
     c.num_classes = cfg.num_classes
-    c.bins = cfg.bins
+    c.bins = max(cfg.bins, 1)
+    c.kind = _CORE_KIND[cfg.head_kind]
     c.num_keypoints = cfg.num_keypoints
     c.keypoint_dims = cfg.keypoint_dims
     if cfg.proto is not None:
@@ -81,6 +87,9 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     s.yxyx = cfg.box_format.startswith("yxyx")
     s.image_height, s.image_width = cfg.image_size
     s.class_offset = cfg.rotated_class_offset
+    s.end2end = cfg.end2end
+    # Anchor heads: HailoRT's op formulas under the hailort preset, the model repository's otherwise.
+    s.hailort_decode = cfg.semantics == "hailort"
     c.settings = s
     return c
 

@@ -34,9 +34,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._entry_points import bind
-from .config import DecoderConfig, Head, OutputInfo
+from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice
 
 __all__ = [
+    "HefAnchorOp", "HefAnchorDecoder",
     "HefError", "HefMismatchWarning", "HefHeader", "HefLayer", "HefBboxDecoder", "HefNmsOp", "HefPostProcessOp", "HefNetworkGroup",
     "HefInfo", "read_hef", "config_from_hef", "decoder_outputs", "infer_class_activation", "class_range",
     "FORMAT_CODES", "HOST_ORDER", "hef_mismatches", "bbox_only_proposals", "HefNmsOutput", "hef_nms_output",
@@ -266,6 +267,12 @@ _NMS_OP = {1: _F64, 2: _F64, 3: _U, 4: _U, 5: _U, 6: _U, 13: _U,
 # ProtoHEFYolov8NmsOp: image_height, image_width, input_division_factor, bbox_decoders, regression_length
 _YOLOV8_OP = {1: _F64, 2: _F64, 3: _U, 4: _LEN, 5: _U}
 _YOLOV8_DECODER = {1: _U, 2: _U, 3: _U}                   # stride, reg_pad_index, cls_pad_index
+# ProtoHEFYoloNmsOp (YOLOv5): image_height 1, image_width 2, input_division_factor 3, bbox_decoders 4
+_YOLOV5_OP = {1: _F64, 2: _F64, 3: _U, 4: _LEN}
+_YOLOV5_DECODER = {2: (0, 2), 3: (0, 2), 4: _U, 5: _U}   # h (repeated uint32), w, stride, pad_index
+# ProtoHEFYoloxNmsOp: image_height 1, image_width 2, bbox_decoders 3
+_YOLOX_OP = {1: _F64, 2: _F64, 3: _LEN}
+_YOLOX_DECODER = {1: _U, 2: _U, 3: _U, 4: _U}            # stride, reg_pad_index, cls_pad_index, obj_pad_index
 _IMAGE_DIMS = {1: _F64, 2: _F64}                          # image_height/width of the other NMS kinds
 _LOGITS_OP = {1: _U}                                      # ProtoHEFLogitsOp: logits_type (0 argmax, 1 softmax)
 _CONTEXT = {1: _U, 3: _LEN}                               # ProtoHEFContext: context_index, metadata
@@ -410,6 +417,35 @@ class HefNmsOp:
 
 
 @dataclass(frozen=True)
+class HefAnchorDecoder:
+    """One bbox decoder of a YOLOv5 op (layer, anchors (w, h) in pixels) or a YOLOX op (reg, obj,
+    cls layers). Layer names are resolved from the pad indices (None: unresolved)."""
+
+    stride: int
+    layer: Optional[str] = None                      # YOLOv5: the tensor; YOLOX: reg
+    anchors: Tuple[Tuple[int, int], ...] = ()        # YOLOv5
+    obj_layer: Optional[str] = None                  # YOLOX
+    cls_layer: Optional[str] = None                  # YOLOX
+    pad_indices: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class HefAnchorOp:
+    """A YOLOv5 (kind "yolov5") or YOLOX ("yolox") NMS op. Thresholds are the HEF's doubles."""
+
+    name: str
+    kind: str
+    score_threshold: float
+    iou_threshold: float
+    max_proposals_per_class: int
+    classes: int
+    image_height: float
+    image_width: float
+    decoders: Tuple[HefAnchorDecoder, ...]
+    output_name: str = ""
+
+
+@dataclass(frozen=True)
 class HefPostProcessOp:
     """Any post-process op of the network group (kind: yolov8, yolov5, yolox, ssd, iou, yolov5_seg,
     argmax, softmax, or nms/logits when the HEF names a kind this reader does not know)."""
@@ -432,6 +468,7 @@ class HefNetworkGroup:
     ops: Tuple[HefPostProcessOp, ...] = ()
     sorted_outputs_order: Tuple[str, ...] = ()
     partial_layout: bool = False  # the layers were read from the first partial layout (Hailo-8L, 15M)
+    anchor_op: Optional[HefAnchorOp] = None  # a YOLOv5 or YOLOX NMS op
 
     def output(self, name: str) -> HefLayer:
         for o in self.outputs:
@@ -725,6 +762,7 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
 
     pp_ops: List[HefPostProcessOp] = []
     nms: Optional[HefNmsOp] = None
+    anchor_op: Optional[HefAnchorOp] = None
     for op in ops:
         if op.has(4):
             continue
@@ -736,6 +774,8 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
             n = op.need(5, "nms_op", _NMS_OP)
             kind = next((k for num, k in sorted(_NMS_KINDS.items()) if n.has(num)), "nms")
             pp_ops.append(HefPostProcessOp(op_name, kind, out_name, in_pads))
+            if kind in ("yolov5", "yolox") and anchor_op is None:
+                anchor_op = _anchor_op(n, kind, op_name, out_name, resolve)
             if kind == "yolov8" and nms is None:
                 y = n.need(12, "yolov8_nms_op", _YOLOV8_OP)
                 decs = []
@@ -752,7 +792,66 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
             pp_ops.append(HefPostProcessOp(op_name, {0: "argmax", 1: "softmax"}.get(lt, "logits"), out_name, in_pads))
     return HefNetworkGroup(name=name, index=g.u32(11) if g.has(11) else (meta.u32(2) if meta else i),
                            networks=networks, contexts=len(contexts), inputs=tuple(inputs), outputs=tuple(outputs),
-                           nms=nms, ops=tuple(pp_ops), sorted_outputs_order=sorted_outputs, partial_layout=partial)
+                           nms=nms, ops=tuple(pp_ops), sorted_outputs_order=sorted_outputs, partial_layout=partial,
+                           anchor_op=anchor_op)
+
+
+def _packed_u32s(m: _Msg, num: int) -> Tuple[int, ...]:
+    """A repeated uint32 field, packed (proto3's default) or not."""
+    out: List[int] = []
+    for wt, val in m._f.get(num, ()):
+        if wt == 0:
+            out.append(val & 0xFFFFFFFF)
+            continue
+        pos, end = val
+        while pos < end:
+            v, pos = _varint(m._d, pos, end, m.path, m._base)
+            out.append(v & 0xFFFFFFFF)
+    return tuple(out)
+
+
+def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) -> HefAnchorOp:
+    """The YOLOv5 (ProtoHEFNmsOp field 7) or YOLOX (field 8) op and its decoders."""
+    decs: List[HefAnchorDecoder] = []
+    if kind == "yolov5":
+        y = n.need(7, "yolo_nms_op", _YOLOV5_OP)
+        for d in y.msgs(4, "bbox_decoders", _YOLOV5_DECODER):
+            hs, ws = _packed_u32s(d, 2), _packed_u32s(d, 3)
+            if len(hs) != len(ws):
+                # HailoRT refuses it too (create_yolov5_config: HAILO_INVALID_HEF)
+                raise HefError(f"{d.path}: {len(hs)} anchor heights but {len(ws)} widths")
+            decs.append(HefAnchorDecoder(stride=d.u32(4), layer=resolve(d.u32(5)), anchors=tuple(zip(ws, hs)),
+                                         pad_indices=(d.u32(5),)))
+    else:
+        y = n.need(8, "yolox_nms_op", _YOLOX_OP)
+        for d in y.msgs(3, "bbox_decoders", _YOLOX_DECODER):
+            decs.append(HefAnchorDecoder(stride=d.u32(1), layer=resolve(d.u32(2)), obj_layer=resolve(d.u32(4)),
+                                         cls_layer=resolve(d.u32(3)), pad_indices=(d.u32(2), d.u32(4), d.u32(3))))
+    return HefAnchorOp(name=op_name, kind=kind, score_threshold=n.f64(1), iou_threshold=n.f64(2),
+                       max_proposals_per_class=n.u32(3), classes=n.u32(4), image_height=y.f64(1),
+                       image_width=y.f64(2), decoders=tuple(decs), output_name=out_name)
+
+
+def _anchor_op_heads(ng: "HefNetworkGroup", op: HefAnchorOp) -> Tuple[List[Head], List[str], Dict[str, Any]]:
+    """Heads, the outputs they use (in the HEF's output order) and the op's settings."""
+    heads: List[Head] = []
+    for k, d in enumerate(op.decoders):
+        layers = (d.layer,) if op.kind == "yolov5" else (d.layer, d.obj_layer, d.cls_layer)
+        if any(x is None for x in layers):
+            raise ValueError(f"{op.kind} op {op.name!r}: bbox decoder {k} points at pad(s) {list(d.pad_indices)} that "
+                             f"are not outputs of {ng.name!r}")
+        if op.kind == "yolov5":
+            heads.append(AnchorHead(str(d.layer), d.anchors, int(d.stride) or None))
+        else:
+            heads.append(YoloxHead(str(d.layer), str(d.obj_layer), str(d.cls_layer), int(d.stride) or None))
+    used = {n for h in heads for n in (h.box, h.cls, getattr(h, "obj", h.box))}
+    names = [o.name for o in ng.outputs if o.name in used]
+    kw: Dict[str, Any] = dict(score_threshold=_f32(op.score_threshold), iou_threshold=_f32(op.iou_threshold))
+    if op.max_proposals_per_class:
+        kw["max_per_class"] = int(op.max_proposals_per_class)
+    if op.image_height > 0 and op.image_width > 0 and max(op.image_height, op.image_width) < 1e6:
+        kw["image_size"] = (int(round(op.image_height)), int(round(op.image_width)))
+    return heads, names, kw
 
 
 def _edge_layers(e: _Msg, direction: str, pad: Optional[int], cidx: int, net_idx: int, transposed_net: bool,
@@ -1157,7 +1256,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     is the input layer's. class_activation, unless given, follows the class outputs' quantization
     (`infer_class_activation`): "none" for sigmoid scores quantized over [0, 1], "sigmoid" for
     logits. Keywords (any DecoderConfig argument: semantics, score_threshold, heads, image_size,
-    ...) override.
+    ...) override. end2end, unless given, follows `end2end_choice`: True for box outputs of 4
+    channels (YOLO26), False for DFL box outputs (pass end2end=True for YOLOv10).
 
     When the op, the input, the op's strides and the grids disagree (`hef_mismatches`), a
     HefMismatchWarning says how, and what to pass: under the hailort preset the op's image size
@@ -1180,6 +1280,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
                                  f"{d.reg_pad_index}/{d.cls_pad_index} that are not outputs of {ng.name!r}")
             heads.append(Head(d.reg_layer, d.cls_layer, int(d.stride) or None))
             names += [d.reg_layer, d.cls_layer]
+    if nms is None and ng.anchor_op is not None and "heads" not in settings:  # YOLOv5 / YOLOX op
+        heads, names, kw = _anchor_op_heads(ng, ng.anchor_op)
     semantics = settings.get("semantics", "hailort")
     if nms is not None:
         # The bbox-only op runs no NMS, so HailoRT never reads its thresholds: zeros there mean
@@ -1204,8 +1306,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         heads = settings.pop("heads")
         names = None
         if heads:
-            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None), getattr(h, "mask", None),
-                                                 getattr(h, "kpt", None), getattr(h, "angle", None))}
+            wanted = {n for h in heads for n in (getattr(h, "box", None), getattr(h, "cls", None), getattr(h, "obj", None),
+                                                 getattr(h, "mask", None), getattr(h, "kpt", None), getattr(h, "angle", None))}
             wanted.discard(None)
             if settings.get("proto") is not None:
                 wanted.add(settings["proto"])
@@ -1214,7 +1316,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             if unknown:
                 raise ValueError(f"heads name outputs {unknown} that {ng.name!r} does not have; outputs are {known}")
             names = [n for n in known if n in wanted]
-    if nms is None and "image_size" not in settings and len(ng.inputs) == 1 and min(ng.inputs[0].shape[:2]) > 0:
+    no_op = nms is None and ng.anchor_op is None
+    if no_op and "image_size" not in settings and len(ng.inputs) == 1 and min(ng.inputs[0].shape[:2]) > 0:
         kw["image_size"] = tuple(ng.inputs[0].shape[:2])
     if nms is None and heads is None and "heads" not in settings:
         heads = heads_from_original_names(ng)  # None unless the names settle every output's role
@@ -1226,11 +1329,16 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             activation, _ = infer_class_activation([ng.output(h.cls) for h in config.heads])
             if activation is not None:  # explicit, so that replace(semantics=...) keeps it
                 config = config.replace(class_activation=activation)
+        if "end2end" not in settings and end2end_choice(config)[0]:  # 4-channel box tensors: YOLO26
+            config = config.replace(end2end=True)
     except ValueError as e:
         raise ValueError(f"{ng.name}: no YOLOv8 decoder for this HEF's {len(outputs)} outputs: {e}") from None
     if nms is not None and nms.classes and nms.classes != config.num_classes:
         raise ValueError(f"NMS op {nms.name!r} says {nms.classes} classes, class outputs have {config.num_classes} "
                          f"channels")
+    op = ng.anchor_op
+    if nms is None and op is not None and op.classes and op.classes != config.num_classes:
+        raise ValueError(f"{op.kind} op {op.name!r} says {op.classes} classes, the outputs hold {config.num_classes}")
     return config
 
 

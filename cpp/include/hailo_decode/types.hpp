@@ -39,8 +39,16 @@ struct TensorSpec {
     std::vector<float> scale{1.0f};
 };
 
+// Which head family the decoder reads (Config::kind).
+//   DFL:    YOLOv8/YOLO11/YOLO26/YOLOv10: box tensor 4 x bins channels, class tensor nc channels.
+//   YOLOV5: YOLOv5/YOLOv7 anchor heads: one tensor of A x (5 + nc) channels, (x, y, w, h,
+//           objectness, classes) per anchor; HeadSpec::anchors holds the A (w, h) pairs in pixels.
+//   YOLOX:  reg (4), objectness (1) and class (nc) tensors per head.
+enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2 };
+
 // One detection head: its box tensor (4 x bins channels) and class tensor (num_classes channels)
-// on the same grid. Checked: indices in range, stride > 0, matching grids and channel counts.
+// on the same grid (DFL kind; the other kinds below). Checked: indices in range, stride > 0,
+// matching grids and channel counts.
 struct HeadSpec {
     int box_output = -1;  // index into Config::outputs
     int cls_output = -1;
@@ -49,6 +57,8 @@ struct HeadSpec {
     int kpt_output = -1;    // pose: K * keypoint_dims channels, (x, y[, visibility]) per keypoint
     int angle_output = -1;  // oriented boxes: 1 channel, the raw angle logit
     int mask_output = -1;   // segmentation: mask coefficients
+    int obj_output = -1;    // YOLOX: the objectness tensor (box_output: reg, cls_output: classes)
+    std::vector<int> anchors;  // YOLOV5: (w, h) pairs in input pixels, one pair per anchor
 };
 
 // Thresholds, NMS and output form. Checked: score thresholds not NaN, 1 value or num_classes values;
@@ -72,6 +82,12 @@ struct Settings {
     // probiou, as Ultralytics does with max_wh = 7680 (the offset rounds the centres in float32;
     // 0 compares them unmoved). Unused by axis-aligned NMS.
     float class_offset = 0.0f;
+    // End-to-end heads (Ultralytics' one-to-one head, YOLO26/YOLOv10): no NMS, the top-k selection
+    // of topk.hpp; max_total is max_det there (-1: Ultralytics' 300).
+    bool end2end = false;
+    // YOLOV5/YOLOX: the box formulas of HailoRT's op (normalized by the grid, as its float32 code
+    // computes them) or of the model's own repository (pixels, by the stride).
+    bool hailort_decode = true;
 };
 
 // Everything a Decoder needs. Checked: at least one output and one head, num_classes > 0, bins > 0.
@@ -80,6 +96,7 @@ struct Config {
     std::vector<HeadSpec> heads;      // candidate order follows this order
     int num_classes = 0;
     int bins = 16;                    // DFL bins per side; 1 = distances given directly
+    HeadKind kind = HeadKind::DFL;
     Settings settings;
     int num_keypoints = 0;        // pose: K (0: no keypoints)
     int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)

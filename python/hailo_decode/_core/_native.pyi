@@ -14,6 +14,11 @@ class Order:
     F8CR: Order
     NCHW: Order
 
+class HeadKind:
+    DFL: HeadKind
+    YOLOV5: HeadKind
+    YOLOX: HeadKind
+
 class TensorSpec:
     name: str
     dtype: DType
@@ -36,6 +41,8 @@ class HeadSpec:
     kpt_output: int
     angle_output: int
     mask_output: int
+    obj_output: int
+    anchors: List[int]
     def __init__(self) -> None: ...
 
 class Settings:
@@ -55,6 +62,8 @@ class Settings:
     image_height: int
     image_width: int
     class_offset: float
+    end2end: bool
+    hailort_decode: bool
     def __init__(self) -> None: ...
 
 class Config:
@@ -62,6 +71,7 @@ class Config:
     heads: List[HeadSpec]
     num_classes: int
     bins: int
+    kind: HeadKind
     settings: Settings
     num_keypoints: int
     keypoint_dims: int

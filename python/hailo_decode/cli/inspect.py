@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..config import DecoderConfig
+from ..config import DecoderConfig, end2end_choice
 from ..decoder import Decoder
 from ..hef import (HefError, HefInfo, HefLayer, HefMismatchWarning, HefNetworkGroup, bbox_only_proposals,
                    config_from_hef, hef_mismatches, infer_class_activation, read_hef)
@@ -54,8 +54,9 @@ def _q(v: Any) -> Any:
 
 def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
     return dict(
-        semantics=cfg.semantics, task=cfg.task, num_keypoints=cfg.num_keypoints, keypoint_dims=cfg.keypoint_dims,
-        num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size), proto=cfg.proto,
+        semantics=cfg.semantics, task=cfg.task, head_kind=cfg.head_kind, num_keypoints=cfg.num_keypoints,
+        keypoint_dims=cfg.keypoint_dims, num_classes=cfg.num_classes, bins=cfg.bins, image_size=list(cfg.image_size),
+        proto=cfg.proto,
         heads=[dict(box=h.box, cls=h.cls, stride=h.stride, **{k: getattr(h, k) for k in ("mask", "kpt", "angle")
                                                             if getattr(h, k)}) for h in cfg.heads],
         outputs=[dict(name=o.name, shape=list(o.shape), dtype=o.dtype, order=o.order, zp=_q(o.zp), scale=_q(o.scale),
@@ -63,8 +64,18 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
-        tie_break=cfg.tie_break, box_format=cfg.box_format,
+        tie_break=cfg.tie_break, box_format=cfg.box_format, end2end=cfg.end2end,
+        selection=_selection_note(cfg),
     )
+
+
+def _selection_note(cfg: DecoderConfig) -> str:
+    """Which selection the configuration runs and why (end-to-end top-k or NMS)."""
+    suggested, reason = end2end_choice(cfg)
+    chosen = "end-to-end top-k (no NMS)" if cfg.end2end else "NMS"
+    if cfg.end2end == suggested:
+        return f"{chosen}: {reason}"
+    return f"{chosen}, as set (the shapes alone suggest otherwise: {reason})"
 
 
 def _shape_str(shape: Tuple[int, ...]) -> str:
@@ -100,6 +111,18 @@ def _decoder_for(info: HefInfo, ng: HefNetworkGroup, device_buffers: bool,
         return _config_quietly(info, ng.name, device_buffers, semantics, task), None
     except ValueError as e:
         return None, str(e)
+
+
+def _anchor_op_dict(ng: HefNetworkGroup) -> Optional[Dict[str, Any]]:
+    """The network group's YOLOv5 / YOLOX NMS op, JSON-ready (None without one)."""
+    op = ng.anchor_op
+    if op is None:
+        return None
+    return dict(name=op.name, type=op.kind.upper(), score_threshold=op.score_threshold, iou_threshold=op.iou_threshold,
+                classes=op.classes, max_proposals_per_class=op.max_proposals_per_class, image_height=op.image_height,
+                image_width=op.image_width, output_name=op.output_name,
+                bbox_decoders=[dict(stride=d.stride, layer=d.layer, anchors=[list(a) for a in d.anchors],
+                                    obj_layer=d.obj_layer, cls_layer=d.cls_layer) for d in op.decoders])
 
 
 def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device_buffers: bool = False,
@@ -140,8 +163,8 @@ def inspect_report(info: HefInfo, network_group: Optional[str] = None, *, device
             name=ng.name, networks=list(ng.networks), contexts=ng.contexts, partial_layout=ng.partial_layout,
             inputs=[_layer_dict(x) for x in ng.inputs], outputs=[_layer_dict(x) for x in ng.outputs],
             post_process_ops=[dict(name=o.name, kind=o.kind, output_name=o.output_name) for o in ng.ops],
-            nms=nms, decoder=config_to_dict(cfg) if cfg is not None else None, decoder_error=reason,
-            class_activation_note=activation_note, mismatches=hef_mismatches(ng, semantics)))
+            nms=nms, anchor_op=_anchor_op_dict(ng), decoder=config_to_dict(cfg) if cfg is not None else None,
+            decoder_error=reason, class_activation_note=activation_note, mismatches=hef_mismatches(ng, semantics)))
     return out
 
 
@@ -214,10 +237,23 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             for d in nms["bbox_decoders"]:
                 lines.append(f"                Bbox decoder: stride {d['stride']}, reg {d['reg_layer']} "
                              f"(pad {d['reg_pad_index']}), cls {d['cls_layer']} (pad {d['cls_pad_index']})")
+        aop = ng.get("anchor_op")
+        if aop is not None:
+            lines.append("            Operation:")
+            lines.append(f"                Op {aop['type']}")
+            lines.append(f"                Name: {aop['name']}")
+            lines.append(f"                Score threshold: {aop['score_threshold']:.3f}")
+            lines.append(f"                IoU threshold: {aop['iou_threshold']:.2f}")
+            lines.append(f"                Classes: {aop['classes']}")
+            lines.append(f"                Max bboxes per class: {aop['max_proposals_per_class']}")
+            for d in aop["bbox_decoders"]:
+                what = (f"anchors {d['anchors']}" if aop["type"] == "YOLOV5"
+                        else f"obj {d['obj_layer']}, cls {d['cls_layer']}")
+                lines.append(f"                Bbox decoder: stride {d['stride']}, {d['layer']}, {what}")
         for m in ng.get("mismatches", ()):
             lines.append(f"            warning: {m}")
         for op in ng["post_process_ops"]:
-            if nms is None or op["name"] != nms["name"]:
+            if (nms is None or op["name"] != nms["name"]) and (aop is None or op["name"] != aop["name"]):
                 lines.append(f"            Operation: {op['kind']} {op['name']} (not decoded by hailo-decode)")
         lines.append("        Stream infos:")
         for kind, xs in (("Input ", ng["inputs"]), ("Output", ng["outputs"])):
@@ -236,13 +272,15 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
         if cfg is None:
             lines.append(f"        none: {ng['decoder_error']}")
         else:
-            src = "the HEF's YOLOv8 NMS op" if nms is not None else "output shapes (or Ultralytics' original layer names)"
+            src = ("the HEF's YOLOv8 NMS op" if nms is not None else f"the HEF's {aop['type']} NMS op"
+                   if aop is not None else "output shapes (or Ultralytics' original layer names)")
             task = cfg.get("task", "detect")
             what = {"detect": "detection", "segment": "segmentation (instance masks)",
                     "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
                     "pose": f"pose ({cfg.get('num_keypoints')} keypoints x {cfg.get('keypoint_dims')})"}.get(task, task)
             lines.append(f"        task: {what}")
-            lines.append(f"        task {task}: {cfg['num_classes']} classes, {cfg['bins']} DFL bins, input "
+            kind = f"{cfg['bins']} DFL bins" if cfg.get("head_kind", "dfl") == "dfl" else f"{cfg['head_kind']} heads"
+            lines.append(f"        task {task}: {cfg['num_classes']} classes, {kind}, input "
                          f"{cfg['image_size'][1]}x{cfg['image_size'][0]} (w x h), heads from {src}:")
             for hd in cfg["heads"]:
                 extra = f", mask coefficients {hd['mask']}" if hd.get("mask") else ""
@@ -262,6 +300,8 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                          f"{cfg['max_per_class']}, box_format {cfg['box_format']}")
             if ng.get("class_activation_note"):
                 lines.append(f"        class activation: {ng['class_activation_note']}")
+            if cfg.get("selection"):
+                lines.append(f"        selection: {cfg['selection']}")
     if diagnosis is not None:
         lines.append("Recorded frames:")
         for d in diagnosis:

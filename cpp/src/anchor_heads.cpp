@@ -1,0 +1,280 @@
+#include "anchor_heads.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace hailo_decode {
+namespace detail {
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+const TensorView& view_at(const std::vector<TensorView>& views, int index, const char* role) {
+    if (index < 0 || size_t(index) >= views.size())
+        bad(std::string("head refers to an output index out of range (") + role + ")");
+    return views[size_t(index)];
+}
+
+template <typename T>
+inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
+    if constexpr (std::is_same<T, float>::value) return raw >= gate.x_min[size_t(c)];
+    else return int32_t(raw) >= gate.q_min[size_t(c)];
+}
+
+template <typename T>
+inline const T* frame_of(const void* const* tensors, int output, const TensorView& v, size_t frame) {
+    return frame_ptr<T>(tensors[output], v, frame);
+}
+
+}  // namespace
+
+AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views) : cfg_(cfg), views_(views) {
+    const Settings& s = cfg.settings;
+    const int nc = cfg.num_classes;
+    thresholds_.resize(size_t(nc));
+    for (int c = 0; c < nc; ++c)
+        thresholds_[size_t(c)] = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
+    const float lowest = *std::min_element(s.score_threshold.begin(), s.score_threshold.end());
+    lowest_ = lowest;
+    const std::vector<float> gate{lowest};
+    for (size_t i = 0; i < cfg.heads.size(); ++i) {
+        const HeadSpec& hs = cfg.heads[i];
+        Head h;
+        h.index = i;
+        h.stride = hs.stride;
+        h.out_main = hs.box_output;
+        h.main = &view_at(views, hs.box_output, "box");
+        const std::string& name = h.main->spec->name;
+        if (hs.stride <= 0) bad("output '" + name + "': stride must be positive, got " + std::to_string(hs.stride));
+        if (cfg.kind == HeadKind::YOLOV5) {
+            if (hs.anchors.empty() || hs.anchors.size() % 2)
+                bad("output '" + name + "': anchors must be (w, h) pairs, got " + std::to_string(hs.anchors.size()) +
+                    " values");
+            for (int a : hs.anchors)
+                if (a <= 0) bad("output '" + name + "': anchors must be positive, got " + std::to_string(a));
+            h.num_anchors = int(hs.anchors.size() / 2);
+            const int want = h.num_anchors * (5 + nc);
+            if (h.main->channels != want)
+                bad("output '" + name + "': channels must be anchors x (5 + classes) = " + std::to_string(h.num_anchors) +
+                    " x " + std::to_string(5 + nc) + " = " + std::to_string(want) + ", got " +
+                    std::to_string(h.main->channels));
+            for (int a : hs.anchors) h.anchors.push_back(float(a));
+            // Every channel takes the activation (YOLOv5 applies the sigmoid to the whole output).
+            h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, s.sigmoid);
+            h.obj = h.cls = nullptr;
+            h.out_obj = h.out_cls = -1;
+        } else {
+            h.obj = &view_at(views, hs.obj_output, "objectness");
+            h.cls = &view_at(views, hs.cls_output, "class");
+            h.out_obj = hs.obj_output;
+            h.out_cls = hs.cls_output;
+            if (h.main->channels != 4) bad("output '" + name + "': YOLOX reg channels must be 4, got " + std::to_string(h.main->channels));
+            if (h.obj->channels != 1)
+                bad("output '" + h.obj->spec->name + "': objectness channels must be 1, got " + std::to_string(h.obj->channels));
+            if (h.cls->channels != nc)
+                bad("output '" + h.cls->spec->name + "': class channels must be num_classes = " + std::to_string(nc) +
+                    ", got " + std::to_string(h.cls->channels));
+            for (const TensorView* v : {h.obj, h.cls})
+                if (v->height != h.main->height || v->width != h.main->width)
+                    bad("output '" + v->spec->name + "': grid (" + std::to_string(v->height) + ", " + std::to_string(v->width) +
+                        ") differs from reg output '" + name + "' (" + std::to_string(h.main->height) + ", " +
+                        std::to_string(h.main->width) + ")");
+            // reg is raw (no activation); objectness and classes take it.
+            h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, false);
+            h.obj_scorer = make_class_scorer(*h.obj, gate, s.score_inclusive, s.sigmoid);
+            h.cls_scorer = make_class_scorer(*h.cls, gate, s.score_inclusive, s.sigmoid);
+        }
+        heads_.push_back(std::move(h));
+    }
+    if (cfg.kind == HeadKind::YOLOV5 && s.hailort_sort) {
+        // HailoRT's op iterates a std::map<std::string, MemoryView>: inputs in name order.
+        std::stable_sort(heads_.begin(), heads_.end(),
+                         [](const Head& a, const Head& b) { return a.main->spec->name < b.main->spec->name; });
+    }
+}
+
+void AnchorHeads::collect(const void* const* tensors, size_t frame, ScratchVector<Candidate>& candidates,
+                          ScratchVector<Box>& boxes) const {
+    for (const Head& h : heads_) {
+        const DType t = h.main->dtype;
+        if (cfg_.kind == HeadKind::YOLOV5) {
+            switch (t) {
+                case DType::U8: yolov5(h, frame_of<uint8_t>(tensors, h.out_main, *h.main, frame), candidates, boxes); break;
+                case DType::U16: yolov5(h, frame_of<uint16_t>(tensors, h.out_main, *h.main, frame), candidates, boxes); break;
+                case DType::F32: yolov5(h, frame_of<float>(tensors, h.out_main, *h.main, frame), candidates, boxes); break;
+            }
+        } else {
+            if (h.obj->dtype != t || h.cls->dtype != t)
+                bad("YOLOX head '" + h.main->spec->name + "': reg, objectness and class outputs must share one dtype");
+            switch (t) {
+#define HD_YOLOX(T)                                                                                  \
+    yolox(h, frame_of<T>(tensors, h.out_main, *h.main, frame), frame_of<T>(tensors, h.out_obj, *h.obj, frame), \
+          frame_of<T>(tensors, h.out_cls, *h.cls, frame), candidates, boxes)
+                case DType::U8: HD_YOLOX(uint8_t); break;
+                case DType::U16: HD_YOLOX(uint16_t); break;
+                case DType::F32: HD_YOLOX(float); break;
+#undef HD_YOLOX
+            }
+        }
+    }
+}
+
+int32_t AnchorHeads::class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const {
+    if (cls.dtype != DType::U8 || !cls.per_tensor_quant || !(obj >= 0.0f)) return 0;
+    const Settings& s = cfg_.settings;
+    int32_t lo = 0, hi = 256;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) / 2;
+        if (score_passes(sc.lut[size_t(mid)] * obj, lowest_, s.score_inclusive)) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+template <typename ScoreOf, typename Skip>
+void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], ScoreOf score_of, Skip skip,
+                           ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
+    const Settings& s = cfg_.settings;
+    const uint32_t box_index = uint32_t(boxes.size());
+    bool any = false;
+    if (s.multi_label) {
+        for (int c = 0; c < cfg_.num_classes; ++c) {
+            if (skip(c)) continue;
+            const float score = score_of(c);
+            if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
+            candidates.push_back(Candidate{score, c, box_index});
+            any = true;
+        }
+    } else {  // the best class (the first on ties), kept if it passes its own threshold
+        int best = 0;
+        float best_score = score_of(0);
+        for (int c = 1; c < cfg_.num_classes; ++c) {
+            const float v = score_of(c);
+            if (v > best_score) { best = c; best_score = v; }
+        }
+        if (score_passes(best_score, thresholds_[size_t(best)], s.score_inclusive)) {
+            candidates.push_back(Candidate{best_score, best, box_index});
+            any = true;
+        }
+    }
+    if (!any) return;
+    // b: HailoRT's normalized (y_min, x_min, y_max, x_max), or the repository's pixel (x1, y1, x2, y2).
+    float y0, x0, y1, x1;
+    if (s.hailort_decode) {
+        y0 = b[0]; x0 = b[1]; y1 = b[2]; x1 = b[3];
+        if (!s.normalized) {
+            const float iw = float(s.image_width), ih = float(s.image_height);
+            y0 *= ih; y1 *= ih; x0 *= iw; x1 *= iw;
+        }
+    } else {
+        x0 = b[0]; y0 = b[1]; x1 = b[2]; y1 = b[3];
+        if (s.normalized) {
+            const float iw = float(s.image_width), ih = float(s.image_height);
+            y0 /= ih; y1 /= ih; x0 /= iw; x1 /= iw;
+        }
+    }
+    Box& out = boxes.emplace_back();
+    if (s.yxyx) {
+        out.v[0] = y0; out.v[1] = x0; out.v[2] = y1; out.v[3] = x1;
+    } else {
+        out.v[0] = x0; out.v[1] = y0; out.v[2] = x1; out.v[3] = y1;
+    }
+    out.head = uint32_t(h.index);
+    out.cell = uint32_t(row) * uint32_t(h.main->width) + uint32_t(col);
+}
+
+template <typename T>
+void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
+    const TensorView& v = *h.main;
+    const ClassScorer& sc = h.main_scorer;
+    const Settings& s = cfg_.settings;
+    const int entry = 5 + cfg_.num_classes;
+    const float grid_w = float(v.width), grid_h = float(v.height);
+    const float image_w = float(s.image_width), image_h = float(s.image_height);
+    const float stride = float(h.stride);
+    for (int row = 0; row < v.height; ++row)
+        for (int col = 0; col < v.width; ++col) {
+            const size_t cell = v.cell(row, col);
+            for (int a = 0; a < h.num_anchors; ++a) {
+                const int base = a * entry;
+                auto value = [&](int k) {
+                    const int c = base + k;
+                    return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
+                };
+                if (!raw_passes(sc, frame[cell + v.channel_offset[size_t(base + 4)]], base + 4)) continue;
+                const float obj = value(4);
+                const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
+                const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
+                float b[4];
+                if (s.hailort_decode) {
+                    const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
+                    const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
+                    const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
+                    const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
+                    const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                    b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+                } else {
+                    const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
+                    const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
+                    const float w2 = tw * 2.0f, h2 = th * 2.0f;
+                    const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
+                    b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+                }
+                const int32_t cut = class_cut(sc, v, obj);
+                add_cell(h, row, col, b, [&](int c) { return value(5 + c) * obj; },
+                         [&](int c) {
+                             if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                             else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
+                         },
+                         candidates, boxes);
+            }
+        }
+}
+
+template <typename T>
+void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
+                        ScratchVector<Box>& boxes) const {
+    const TensorView& rv = *h.main;
+    const TensorView& ov = *h.obj;
+    const TensorView& cv = *h.cls;
+    const Settings& s = cfg_.settings;
+    const float grid_w = float(rv.width), grid_h = float(rv.height);
+    const float stride = float(h.stride);
+    for (int row = 0; row < rv.height; ++row)
+        for (int col = 0; col < rv.width; ++col) {
+            const size_t o = ov.cell(row, col) + ov.channel_offset[0];
+            if (!raw_passes(h.obj_scorer, obj[o], 0)) continue;
+            const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
+            const size_t rc = rv.cell(row, col);
+            auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
+            const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
+            float b[4];
+            if (s.hailort_decode) {
+                const float w = std::exp(tw) / grid_w;
+                const float hh = std::exp(th) / grid_h;
+                const float xc = (tx + float(col)) / grid_w;
+                const float yc = (ty + float(row)) / grid_h;
+                const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+            } else {
+                const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
+                const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
+                b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+            }
+            const size_t cc = cv.cell(row, col);
+            const int32_t cut = class_cut(h.cls_scorer, cv, objectness);
+            add_cell(h, row, col, b,
+                     [&](int c) { return class_score(h.cls_scorer, cv, cls, cc + cv.channel_offset[size_t(c)], c) * objectness; },
+                     [&](int c) {
+                         if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                         else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
+                     },
+                     candidates, boxes);
+        }
+}
+
+}  // namespace detail
+}  // namespace hailo_decode

@@ -1,0 +1,78 @@
+// Anchor-based heads with an objectness channel: YOLOv5/YOLOv7 (HeadKind::YOLOV5) and YOLOX
+// (HeadKind::YOLOX). Each head's cells become candidates and boxes for the shared sort and NMS.
+//
+// The objectness value is tested first, in the tensor's own domain (the threshold as the
+// smallest passing raw value, score_threshold.hpp), and a cell's class values are read only when
+// it passes: HailoRT's ops skip such cells too (4.23 yolov5_post_process.hpp / yolox_post_process.hpp,
+// `objectness < nms_score_th`: continue).
+//
+// Under hailort_decode the boxes are computed as HailoRT's float32 code does, normalized by the
+// grid (the stride is not used):
+//   YOLOv5: w = powf(2 tw, 2) * anchor_w / image_w, xc = (2 tx - 0.5 + col) / W,
+//   YOLOX:  w = expf(tw) / W,                        xc = (tx + col) / W,
+//   then x_min = xc - w / 2 and x_max = x_min + w (likewise y); score = class * objectness.
+// (HailoRT calls unqualified pow/exp on float32 values; this assumes they resolve to the float
+// overloads, powf/expf of the C library, as they do when <math.h>'s C++ overloads are visible.)
+// Otherwise the repositories' decode in pixels: YOLOv5 x = (2 tx + col - 0.5) * stride,
+// w = (2 tw)^2 * anchor_w; YOLOX x = (tx + col) * stride, w = exp(tw) * stride; corners x -/+ w / 2.
+//
+// Candidate order (HailoRT's, which its unstable sort's ties depend on): YOLOv5 visits its inputs
+// in the order of their names (the op keeps them in a std::map), then row, column, anchor, class;
+// YOLOX its decoders in order, then row, column, class.
+#pragma once
+
+#include <vector>
+
+#include "hailo_decode/types.hpp"
+#include "nms.hpp"
+#include "score_threshold.hpp"
+#include "tensor_view.hpp"
+
+namespace hailo_decode {
+namespace detail {
+
+class AnchorHeads {
+public:
+    // Validates the heads of cfg (kind YOLOV5 or YOLOX) against their views; throws
+    // std::invalid_argument naming the output.
+    AnchorHeads(const Config& cfg, const std::vector<TensorView>& views);
+
+    // Appends one frame's candidates (and their boxes) in HailoRT's candidate order.
+    void collect(const void* const* tensors, size_t frame, ScratchVector<Candidate>& candidates,
+                 ScratchVector<Box>& boxes) const;
+
+private:
+    struct Head {
+        size_t index;               // into Config::heads
+        const TensorView* main;     // YOLOV5: the tensor; YOLOX: reg
+        const TensorView* obj;      // YOLOX
+        const TensorView* cls;      // YOLOX
+        int out_main, out_obj, out_cls;
+        ClassScorer main_scorer, obj_scorer, cls_scorer;  // values (activation) and the objectness gate
+        std::vector<float> anchors;  // YOLOV5: (w, h) per anchor, as float32
+        int num_anchors = 0;
+        int stride = 0;
+    };
+    const Config& cfg_;
+    const std::vector<TensorView>& views_;
+    std::vector<Head> heads_;  // in visiting order
+    std::vector<float> thresholds_;  // one per class
+
+    template <typename T>
+    void yolov5(const Head& h, const T* frame, ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+    template <typename T>
+    void yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
+               ScratchVector<Box>& boxes) const;
+    // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
+    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work).
+    template <typename ScoreOf, typename Skip>
+    void add_cell(const Head& h, int row, int col, const float normalized_yxyx_or_pixels_xyxy[4], ScoreOf score_of,
+                  Skip skip, ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+    // uint8, one quantization: the smallest raw class value whose score (lut[q] * obj) can pass the
+    // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.
+    int32_t class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const;
+    float lowest_ = 0.0f;
+};
+
+}  // namespace detail
+}  // namespace hailo_decode

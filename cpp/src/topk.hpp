@@ -1,0 +1,84 @@
+// End-to-end selection: what Ultralytics' one-to-one heads (YOLO26, YOLOv10; Detect with
+// end2end, nn/modules/head.py get_topk_index / postprocess) do instead of NMS.
+//
+//   stage 1: the k anchors with the best class scores (k = min(max_det, anchors));
+//   stage 2: the k best (anchor, class) pairs among those k anchors' k * nc pairs;
+//   then the confidence test and max_det (utils/nms.py, the end2end branch).
+// With agnostic, stage 1 alone, each anchor with its best class.
+//
+// Both stages are selections (std::nth_element, then a sort of the k kept), not sorts of every
+// anchor. torch.topk leaves the order of equal scores unspecified; here it is fixed:
+//   stage 1: best score descending, then anchor index ascending (heads in config order, each
+//            row-major: the order Ultralytics concatenates anchors in);
+//   stage 2: score descending, then stage-1 rank ascending, then class ascending (the flattened
+//            index rank * nc + class that torch.topk sees);
+//   agnostic: the best class of an anchor is its lowest class of the highest score.
+//
+// Only anchors whose best score passes the lowest class threshold (the gate) are ranked, and only
+// their pairs that pass it. That drops nothing the full selection keeps: a dropped anchor ranks
+// below every kept one and all its pairs fail, and a dropped pair ranks below every pair that can
+// pass, so neither can take a kept one's place. Best scores come from one pass over the class
+// bytes (the maximum raw value of a cell, for uint8 with one quantization: the score is
+// non-decreasing in it); stage 2 reads the class values of the k anchors only, and keeps only
+// pairs scoring at least the k-th anchor's best score (the k anchors' best pairs already make k
+// pairs that good, so nothing below can be among the k best; ties at it are kept).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "score_threshold.hpp"
+#include "tensor_view.hpp"
+#include "scratch_vector.hpp"
+
+namespace hailo_decode {
+namespace detail {
+
+struct TopkKey {
+    float score;
+    uint64_t index;  // the tie-break: lower first
+};
+
+// Keeps the k best of `keys` (score descending, index ascending on equal scores), in that order.
+void select_top(ScratchVector<TopkKey>& keys, size_t k);
+
+struct TopkAnchor {
+    uint32_t head;
+    int32_t row, col;
+};
+
+struct TopkWorkspace {
+    ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
+    std::vector<size_t> head_start;  // where each head's cells start in `best`
+    size_t passing = 0;              // cells not gated out
+    ScratchVector<float> scratch;    // for the k-th best score
+    ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
+    ScratchVector<TopkKey> selected; // stage 2: index = rank * nc + class (rank into `ranked`)
+    void clear() {
+        best.clear();
+        head_start.clear();
+        passing = 0;
+        ranked.clear();
+    }
+};
+
+// What stage 2 reads of each head: its class tensor, gate and frame.
+struct TopkHead {
+    const TensorView* cls;
+    const ClassScorer* gate;  // built with the lowest class threshold
+    const void* frame;
+};
+
+// Appends one head's cells that pass the gate (row, column order), with their best scores.
+void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
+
+// Both stages over the anchors added; the pairs chosen end in ws.selected, best first.
+// Stage 1 finds the k-th best score among the anchors first (nth_element over plain floats) and
+// ranks only the anchors at or above it (ties at it included, so the result is exact).
+void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
+
+// Head, row and column of an anchor (an index into ws.best).
+TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor);
+
+}  // namespace detail
+}  // namespace hailo_decode
