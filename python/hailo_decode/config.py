@@ -346,6 +346,7 @@ class DecoderConfig:
         heads = None if heads is None else tuple(heads)
         self.head_kind = _head_family(heads)
         self.heads: Tuple[Head, ...]
+        self.proto: Optional[str]
         if self.head_kind != "dfl":
             # YOLOv5/YOLOX heads decode boxes only: no prototype, keypoint or angle outputs.
             if proto is not None or task not in (None, "detect"):
@@ -377,7 +378,7 @@ class DecoderConfig:
                     pairs.append(h)
                 if not pairs:
                     raise ValueError("heads must not be empty")
-            self.proto: Optional[str] = proto
+            self.proto = proto
             with_mask = [h for h in pairs if h.mask is not None]
             if proto is None and with_mask:
                 raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")

@@ -1,0 +1,43 @@
+"""Combinations the decoder does not build are refused, in the config and in the core: the
+end-to-end selection and YOLOv5/YOLOX heads give detections only, with no keypoints, angles or
+masks gathered after them (a silent result without them would look like a bug in the model)."""
+
+import numpy as np
+import pytest
+
+import hailo_decode as hd
+from hailo_decode import _core
+from hailo_decode.decoder import _core_config
+from task_cases import make_task_case
+
+
+@pytest.mark.parametrize("task", ["pose", "obb"])
+def test_end2end_with_task_outputs_is_refused_by_the_config(task):
+    outputs, heads, _, _ = make_task_case(np.random.default_rng(0), task)
+    hd.DecoderConfig(outputs, heads, image_size=(64, 64))  # with NMS: fine
+    with pytest.raises(ValueError, match="end2end"):
+        hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True)
+
+
+@pytest.mark.parametrize("task", ["pose", "obb"])
+def test_end2end_with_task_outputs_is_refused_by_the_core(task):
+    outputs, heads, _, _ = make_task_case(np.random.default_rng(1), task)
+    core = _core_config(hd.DecoderConfig(outputs, heads, image_size=(64, 64)))
+    core.settings.end2end = True  # what a C++ caller could ask for
+    with pytest.raises(ValueError, match="end2end"):
+        _core.Decoder(core)
+
+
+def test_anchor_heads_take_no_task_outputs():
+    outputs = [hd.OutputInfo("v5/conv8", (8, 8, 3 * 6), "uint8", zp=0.0, scale=1 / 255)]
+    heads = [hd.AnchorHead("v5/conv8", [(10, 13), (16, 30), (33, 23)], 8)]
+    hd.DecoderConfig(outputs, heads, image_size=(64, 64))
+    with pytest.raises(ValueError, match="task='pose'"):
+        hd.DecoderConfig(outputs, heads, image_size=(64, 64), task="pose")
+    core = _core_config(hd.DecoderConfig(outputs, heads, image_size=(64, 64)))
+    h = core.heads[0]
+    h.kpt_output = 0  # a keypoint output on an anchor head, as a C++ caller could set it
+    core.heads = [h]
+    core.num_keypoints = 1
+    with pytest.raises(ValueError, match="YOLOv5 or YOLOX"):
+        _core.Decoder(core)
