@@ -9,23 +9,11 @@
 #include <vector>
 
 #include "hailo_decode/bbox_only.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode;
 
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        ++checks;                                                                \
-        if (!(cond)) {                                                           \
-            ++failures;                                                          \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                        \
-    } while (0)
 
-static bool throws(const std::function<void()>& f, const char* needle) {
-    try { f(); } catch (const std::invalid_argument& e) { return std::strstr(e.what(), needle) != nullptr; }
-    return false;
-}
 
 // Three rows, two classes: A and B overlap (IoU 0.9), C stands apart.
 //   A = [0.1, 0.1, 0.5, 0.5]  scores (0.9, 0.3)
@@ -141,6 +129,5 @@ int main() {
     test_thresholds_and_best_class();
     test_box_formats();
     test_checks();
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures == 0 ? 0 : 1;
+    return report();
 }

@@ -22,6 +22,7 @@
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
@@ -36,20 +37,7 @@ void* operator new(std::size_t n) {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        ++checks;                                                                \
-        if (!(cond)) {                                                           \
-            ++failures;                                                          \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                        \
-    } while (0)
 
-static bool throws(const std::function<void()>& f, const char* needle) {
-    try { f(); } catch (const std::invalid_argument& e) { return std::strstr(e.what(), needle) != nullptr; }
-    return false;
-}
 
 static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
     TensorSpec s;
@@ -617,6 +605,5 @@ int main() {
     test_nms_caps_and_ties();
     test_pack();
     test_decoder_end_to_end();
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures == 0 ? 0 : 1;
+    return report();
 }

@@ -18,6 +18,7 @@
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/masks.hpp"
 #include "hailo_decode/pack_byte_mask.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
@@ -32,15 +33,6 @@ void* operator new(std::size_t n) {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        ++checks;                                                       \
-        if (!(cond)) {                                                  \
-            ++failures;                                                 \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                               \
-    } while (0)
 
 static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
 static float unit(uint32_t& s) { return float(lcg(s) >> 8) / float(1u << 24); }  // [0, 1)
@@ -595,6 +587,5 @@ int main() {
     test_window_logits();
     test_decoder_masks();
     test_pack_byte_mask();
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures == 0 ? 0 : 1;
+    return report();
 }

@@ -12,23 +12,11 @@
 #include <vector>
 
 #include "hailo_decode/pack_by_score.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode;
 
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        ++checks;                                                                \
-        if (!(cond)) {                                                           \
-            ++failures;                                                          \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                        \
-    } while (0)
 
-static bool throws(const std::function<void()>& f, const char* needle) {
-    try { f(); } catch (const std::invalid_argument& e) { return std::strstr(e.what(), needle) != nullptr; }
-    return false;
-}
 
 // hailort.h, inside #pragma pack(push, 1): hailo_detection_t and hailo_detections_t.
 #pragma pack(push, 1)
@@ -195,6 +183,5 @@ int main() {
     test_more_than_the_total();
     test_unaligned_destination();
     test_rejects_bad_input_before_writing();
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures == 0 ? 0 : 1;
+    return report();
 }

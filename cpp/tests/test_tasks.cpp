@@ -16,6 +16,7 @@
 #include "../src/rotated_nms.hpp"
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
@@ -30,24 +31,7 @@ void* operator new(std::size_t n) {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        ++checks;                                                       \
-        if (!(cond)) {                                                  \
-            ++failures;                                                 \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                               \
-    } while (0)
 
-static bool throws(const std::function<void()>& f, const char* needle) {
-    try { f(); } catch (const std::invalid_argument& e) {
-        if (std::strstr(e.what(), needle)) return true;
-        std::printf("  message was: %s\n", e.what());
-        return false;
-    }
-    return false;
-}
 
 static bool near(float a, float b, float tol) { return std::fabs(a - b) <= tol; }
 
@@ -435,6 +419,5 @@ int main() {
     test_pose_decode();
     test_obb_decode();
     test_tasks_allocate_nothing_when_warm();
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures == 0 ? 0 : 1;
+    return report();
 }

@@ -8,17 +8,10 @@
 #include <vector>
 
 #include "../src/topk.hpp"
+#include "check.hpp"
 
 using namespace hailo_decode::detail;
 
-static int failures = 0;
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            std::fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                     \
-        }                                                                   \
-    } while (0)
 
 int main() {
     std::mt19937 rng(42);
@@ -41,10 +34,5 @@ int main() {
                       std::signbit(keys[i].score) == std::signbit(expected[i].score));
         }
     }
-    if (failures) {
-        std::fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    std::puts("topk: ok");
-    return 0;
+    return report();
 }
