@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "hailo_decode/masks.hpp"
 #include "hailo_decode/pack_byte_mask.hpp"
 
@@ -89,29 +90,16 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
     return out;
 }
 
-void check_dets(const F32& boxes, const F32& scores, const I32& classes) {
-    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || scores.ndim() != 1 || classes.ndim() != 1 ||
-        scores.shape(0) != boxes.shape(0) || classes.shape(0) != boxes.shape(0))
-        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
-}
-
-uint8_t* writeable_bytes(py::array& out, size_t& size) {
-    if (out.dtype().itemsize() != 1 || !(out.flags() & py::array::c_style) || !out.writeable())
-        throw py::type_error("out must be a writeable, C-contiguous uint8 array");
-    size = size_t(out.size());
-    return static_cast<uint8_t*>(out.mutable_data());
-}
-
 py::tuple packed(const ByteMaskPacked& r) { return py::make_tuple(r.detections, r.bytes, r.truncated); }
 
 py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, F32 logits, py::tuple grid, py::array out) {
-    check_dets(boxes, scores, classes);
+    check_detection_arrays(boxes, scores, classes);
     const MaskGrid g = grid_of(grid);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
     const std::vector<MaskWindow> w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     if (w.size() != size_t(boxes.shape(0))) throw py::value_error("one mask window per detection");
     size_t size = 0;
-    uint8_t* dst = writeable_bytes(out, size);
+    uint8_t* dst = writeable_output<uint8_t>(out, size, "uint8");
     ByteMaskPacked r;
     {
         py::gil_scoped_release release;
@@ -122,11 +110,11 @@ py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, 
 
 py::tuple pack_masks(F32 boxes, F32 scores, I32 classes, py::array_t<uint8_t, py::array::c_style | py::array::forcecast> masks,
                      py::array out) {
-    check_dets(boxes, scores, classes);
+    check_detection_arrays(boxes, scores, classes);
     if (masks.ndim() != 3 || masks.shape(0) != boxes.shape(0))
         throw py::value_error("masks must be (n, H, W), one per detection");
     size_t size = 0;
-    uint8_t* dst = writeable_bytes(out, size);
+    uint8_t* dst = writeable_output<uint8_t>(out, size, "uint8");
     ByteMaskPacked r;
     const int H = int(masks.shape(1)), W = int(masks.shape(2));
     {

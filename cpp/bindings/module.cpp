@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "hailo_decode/decoder.hpp"
 #include "hailo_decode/pack.hpp"
 #include "hailo_decode/pack_by_score.hpp"
@@ -22,6 +23,8 @@
 
 namespace py = pybind11;
 using namespace hailo_decode;
+using hailo_decode_bindings::check_detection_arrays;
+using hailo_decode_bindings::writeable_output;
 
 namespace {
 
@@ -140,14 +143,10 @@ private:
 
 void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
           py::array_t<int32_t, py::array::c_style> class_ids, size_t num_classes, size_t max_per_class, py::array out) {
+    check_detection_arrays(boxes, scores, class_ids);
     const size_t n = size_t(scores.size());
-    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != n || size_t(class_ids.size()) != n)
-        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
-    if (!(out.dtype().kind() == 'f' && out.dtype().itemsize() == 4) || !(out.flags() & py::array::c_style) ||
-        !out.writeable())
-        throw py::type_error("out must be a writeable, C-contiguous float32 array");
-    float* dst = static_cast<float*>(out.mutable_data());
-    const size_t out_n = size_t(out.size());
+    size_t out_n = 0;
+    float* dst = writeable_output<float>(out, out_n, "float32");
     const float* pb = boxes.data();
     const float* ps = scores.data();
     const int32_t* pc = class_ids.data();
@@ -157,14 +156,10 @@ void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::a
 
 void pack_by_score(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
                    py::array_t<int32_t, py::array::c_style> class_ids, size_t max_bboxes_total, py::array out) {
+    check_detection_arrays(boxes, scores, class_ids);
     const size_t n = size_t(scores.size());
-    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != n || size_t(class_ids.size()) != n)
-        throw py::value_error("boxes must be (n, 4) and scores, class_ids (n,)");
-    if (!(out.dtype().kind() == 'u' && out.dtype().itemsize() == 1) || !(out.flags() & py::array::c_style) ||
-        !out.writeable())
-        throw py::type_error("out must be a writeable, C-contiguous uint8 array");
-    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
-    const size_t out_n = size_t(out.size());
+    size_t out_n = 0;
+    uint8_t* dst = writeable_output<uint8_t>(out, out_n, "uint8");
     const float* pb = boxes.data();
     const float* ps = scores.data();
     const int32_t* pc = class_ids.data();
