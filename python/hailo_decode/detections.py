@@ -236,12 +236,17 @@ class Detections:
         (ih, iw), (oh, ow) = self.image_size, (int(original_size[0]), int(original_size[1]))
         if oh <= 0 or ow <= 0:
             raise ValueError(f"original_size must be a positive (height, width), got {original_size!r}")
+        # Ultralytics 8.4's scale_boxes / scale_coords: LetterBox rounds each scaled side, so x and y
+        # have their own gain (new side / old side) and the padding comes from the rounded sides.
+        # (Up to 8.3 one gain served both axes and the padding came from the unrounded sides.)
         gain = min(ih / oh, iw / ow)
-        pad_x = round((iw - ow * gain) / 2 - 0.1)
-        pad_y = round((ih - oh * gain) / 2 - 0.1)
+        new_h, new_w = max(round(oh * gain), 1), max(round(ow * gain), 1)
+        gain_y, gain_x = new_h / oh, new_w / ow
+        pad_x, pad_y = round((iw - new_w) / 2 - 0.1), round((ih - new_h) / 2 - 0.1)
+        gains = np.array([gain_x, gain_y, gain_x, gain_y], dtype=np.float32)
         b = self.boxes_as("xyxy_pixels").astype(np.float32)
         b -= np.array([pad_x, pad_y, pad_x, pad_y], dtype=np.float32)
-        b /= np.float32(gain)
+        b /= gains
         b[:, [0, 2]] = b[:, [0, 2]].clip(0, ow)
         b[:, [1, 3]] = b[:, [1, 3]].clip(0, oh)
         keypoints = rboxes = None
@@ -251,8 +256,8 @@ class Detections:
             if self.box_format.endswith("normalized"):
                 k[:, :, 0] *= np.float32(iw)
                 k[:, :, 1] *= np.float32(ih)
-            k[:, :, 0] = ((k[:, :, 0] - np.float32(pad_x)) / np.float32(gain)).clip(0, ow)
-            k[:, :, 1] = ((k[:, :, 1] - np.float32(pad_y)) / np.float32(gain)).clip(0, oh)
+            k[:, :, 0] = ((k[:, :, 0] - np.float32(pad_x)) / np.float32(gain_x)).clip(0, ow)
+            k[:, :, 1] = ((k[:, :, 1] - np.float32(pad_y)) / np.float32(gain_y)).clip(0, oh)
             keypoints = k
         if self.rboxes is not None:
             # As Ultralytics' scale_boxes(xywh=True): centre moved and scaled, size scaled, not
@@ -260,7 +265,7 @@ class Detections:
             r = self.rboxes.astype(np.float32, copy=True)
             r[:, 0] -= np.float32(pad_x)
             r[:, 1] -= np.float32(pad_y)
-            r[:, :4] /= np.float32(gain)
+            r[:, :4] /= gains
             rboxes = r
             corners = rbox_corners(r)
             b = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
