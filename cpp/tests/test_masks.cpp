@@ -19,19 +19,11 @@
 #include "hailo_decode/masks.hpp"
 #include "hailo_decode/pack_byte_mask.hpp"
 #include "check.hpp"
+#include "count_allocations.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
 
-// Every allocation in this program is counted, to show a -seg decode allocates nothing once warm.
-static std::atomic<long> g_allocations{0};
-void* operator new(std::size_t n) {
-    ++g_allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 
 static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }

@@ -17,19 +17,11 @@
 #include "../src/tensor_view.hpp"
 #include "hailo_decode/decoder.hpp"
 #include "check.hpp"
+#include "count_allocations.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
 
-// Every allocation is counted, to show the task paths allocate nothing once warm.
-static std::atomic<long> g_allocations{0};
-void* operator new(std::size_t n) {
-    ++g_allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 
 

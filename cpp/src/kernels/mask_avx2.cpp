@@ -4,6 +4,7 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include "mask_blend_tail.hpp"
 #include "mask_kernels.hpp"
 
 namespace hailo_decode {
@@ -116,14 +117,7 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
         __builtin_memcpy(out + j, &bytes, 8);
         set += size_t(__builtin_popcount(bits));
     }
-    for (; j < n; ++j) {
-        float t = a[j] * h0;
-        t = t + b[j] * h1;
-        const uint8_t v = t > 0.0f;
-        out[j] = v;
-        set += v;
-    }
-    return set;
+    return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
 const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, blend_row};

@@ -3,6 +3,7 @@
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
+#include "mask_blend_tail.hpp"
 #include "mask_kernels.hpp"
 
 namespace hailo_decode {
@@ -82,14 +83,7 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
         vst1_u8(out + j, v);
         set += vaddv_u8(v);
     }
-    for (; j < n; ++j) {
-        float t = a[j] * h0;
-        t = t + b[j] * h1;
-        const uint8_t v = t > 0.0f;
-        out[j] = v;
-        set += v;
-    }
-    return set;
+    return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
 const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i, blend_row};

@@ -1,4 +1,5 @@
 // Scalar mask kernels: the reference every SIMD path matches bit for bit (see mask_kernels.hpp).
+#include "mask_blend_tail.hpp"
 #include "mask_kernels.hpp"
 
 namespace hailo_decode {
@@ -42,15 +43,7 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
 }
 
 size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
-    size_t set = 0;
-    for (size_t j = 0; j < n; ++j) {
-        float t = a[j] * h0;
-        t = t + b[j] * h1;
-        const uint8_t v = t > 0.0f;
-        out[j] = v;
-        set += v;
-    }
-    return set;
+    return blend_row_tail(a, b, h0, h1, 0, n, out);
 }
 
 const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i, blend_row};
