@@ -41,3 +41,19 @@ def test_anchor_heads_take_no_task_outputs():
     core.num_keypoints = 1
     with pytest.raises(ValueError, match="YOLOv5 or YOLOX"):
         _core.Decoder(core)
+
+
+def test_core_refuses_a_threshold_count_that_fits_no_class_count():
+    """Anchor heads indexed the per-class thresholds before any check (ASan: heap overflow)."""
+    outputs = [hd.OutputInfo("v5/conv8", (8, 8, 3 * 7), "uint8", zp=0.0, scale=1 / 255)]
+    heads = [hd.AnchorHead("v5/conv8", [(10, 13), (16, 30), (33, 23)], 8)]
+    core = _core_config(hd.DecoderConfig(outputs, heads, image_size=(64, 64), score_threshold=[0.2, 0.3]))
+    core.num_classes = 3  # two thresholds for three classes, as a C++ caller could pass them
+    with pytest.raises(ValueError, match="one per class"):
+        _core.Decoder(core)
+    core.num_classes = 2
+    s = core.settings
+    s.score_threshold = []
+    core.settings = s
+    with pytest.raises(ValueError, match="one per class"):
+        _core.Decoder(core)

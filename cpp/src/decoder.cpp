@@ -215,6 +215,10 @@ void Decoder::Impl::validate() {
         bad("image size must be positive, got (" + std::to_string(s.image_height) + ", " +
             std::to_string(s.image_width) + ")");
     if (!std::isfinite(s.iou_threshold)) bad("iou threshold must be finite, got " + std::to_string(s.iou_threshold));
+    // Every head kind reads one threshold or one per class: checked before any of them indexes it.
+    if (s.score_threshold.size() != 1 && s.score_threshold.size() != size_t(cfg.num_classes))
+        bad("score_threshold must hold one value or one per class (" + std::to_string(cfg.num_classes) + "), got " +
+            std::to_string(s.score_threshold.size()));
     views.reserve(cfg.outputs.size());
     for (const auto& o : cfg.outputs) views.push_back(make_tensor_view(o));
     if (cfg.kind != HeadKind::DFL) {  // anchor-based heads: their own room validates them

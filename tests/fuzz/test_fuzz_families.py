@@ -183,6 +183,14 @@ def test_fuzz_head_families(spec):
             np.testing.assert_array_equal(d.class_ids, e.class_ids)
 
 
+def _three_classes_one_threshold(core) -> None:
+    """A class count the tensor's channels do not fit, with a threshold count that fits any."""
+    core.num_classes = 3
+    settings = core.settings
+    settings.score_threshold = [0.2]
+    core.settings = settings
+
+
 def test_core_refuses_bad_anchor_specs():
     """The C++ validation (not only Python's) refuses inconsistent anchor-head specs."""
     from hailo_decode import _core
@@ -192,7 +200,7 @@ def test_core_refuses_bad_anchor_specs():
     cfg = hd.DecoderConfig([hd.OutputInfo("t", a.shape)], [hd.AnchorHead("t", [(1, 2)] * 3, 8)])
     for mutate, msg in ((lambda c: setattr(c.heads[0], "anchors", [1, 2, 3]), "pairs"),
                         (lambda c: setattr(c.heads[0], "anchors", [1, -2] * 3), "positive"),
-                        (lambda c: setattr(c, "num_classes", 3), "channels must be anchors"),
+                        (_three_classes_one_threshold, "channels must be anchors"),
                         (lambda c: setattr(c.settings, "end2end", True), "end2end")):
         core = _core_config(cfg)
         if msg in ("pairs", "positive"):  # pybind11 hands out copies of list elements: set them back
