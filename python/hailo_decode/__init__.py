@@ -2,7 +2,8 @@
 HailoRT's own post-process (or Ultralytics) would give them, in a C++ core.
 
 The modules import one way (enforced by import-linter, see pyproject.toml), top to bottom:
-cli > bench > hailort > decoder > hef, diagnostics > detections > demo_data > config > _core.
+cli > bench_tasks > bench > hailort > decoder > hef, diagnostics > detections > formats, interop >
+demo_data > config > pairing > heads > outputs > _core.
 """
 
 from ._core import simd_info

@@ -1022,7 +1022,7 @@ def infer_class_activation(layers: Sequence[HefLayer]) -> Tuple[Optional[str], s
     return None, f"{span}: neither scores in [0, 1] nor logits; the preset decides"
 
 
-_MAX_INPUT_SIDE = 1 << 20  # config.MAX_IMAGE_SIDE: larger "inputs" are corrupt files, not sizes to suggest
+_MAX_INPUT_SIDE = 1 << 20  # heads.MAX_IMAGE_SIDE: larger "inputs" are corrupt files, not sizes to suggest
 
 
 def _wxh(hw: Tuple[int, int]) -> str:
