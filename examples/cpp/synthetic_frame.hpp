@@ -81,7 +81,11 @@ inline hailo_decode::Config make_config() {
             t.scale = {is_class ? kClassScale : kBoxScale};
             cfg.outputs.push_back(t);
         }
-        cfg.heads.push_back({2 * h, 2 * h + 1, kStrides[h]});  // box output, class output, stride
+        hailo_decode::HeadSpec head;  // a DFL detection head: no task outputs, the defaults
+        head.box_output = 2 * h;
+        head.cls_output = 2 * h + 1;
+        head.stride = kStrides[h];
+        cfg.heads.push_back(head);
     }
     cfg.num_classes = kClasses;
     cfg.bins = kBins;
