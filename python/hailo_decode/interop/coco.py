@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _common
+from hailo_decode.interop import _common  # the sibling module, not the package (no package-level cycle)
 
 __all__ = ["COCO80_TO_COCO91", "COCO_STATS", "to_coco", "evaluate_coco"]
 

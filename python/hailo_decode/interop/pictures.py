@@ -9,7 +9,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _common
+from hailo_decode.interop import _common  # the sibling module, not the package (no package-level cycle)
 
 __all__ = ["PALETTE", "class_colour", "draw", "save_png"]
 

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _common
+from hailo_decode.interop import _common  # the sibling module, not the package (no package-level cycle)
 
 __all__ = ["to_supervision", "to_supervision_keypoints"]
 
