@@ -109,7 +109,7 @@ def test_yolo26_task_hef_is_end_to_end_with_yolo26_decodes():
                                   np.tile([96.0, 80.0, 0.5], (17, 1)).astype(np.float32))
     text = format_report(inspect_report(read_hef(data), task="pose", semantics="ultralytics"))
     assert "selection: end-to-end top-k (no NMS): box tensors have 4 channels" in text
-    assert "the keypoints of the selected rows are gathered" in text
+    assert "end to end: each selected row's keypoints, read after the top-k" in text
     assert "task decode: keypoint_decode 'yolo26': box tensors have 4 channels" in text
     obb = hd.DecoderConfig.from_hef(_pose_hef(extra_channels=1, onnx_names=True, box_channels=4))
     assert (obb.task, obb.end2end, obb.angle_decode) == ("obb", True, "raw")

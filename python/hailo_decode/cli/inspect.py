@@ -318,7 +318,7 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                 if cfg.get("end2end") and task != "detect":
                     extra = {"pose": "keypoints", "obb": "angle (rotated box; no rotated NMS)",
                              "segment": "mask coefficients"}[task]
-                    lines.append(f"        end to end, the {extra} of the selected rows are gathered")
+                    lines.append(f"        end to end: each selected row's {extra}, read after the top-k")
             if cfg.get("task_decode"):
                 lines.append(f"        task decode: {cfg['task_decode']}")
     if diagnosis is not None:
