@@ -437,6 +437,14 @@ static void test_yolo26_decodes_and_end2end_rows() {
         CHECK(rb.first[0] == 4.0f && rb.first[1] == 12.0f && rb.first[2] == 8.0f && rb.first[3] == 8.0f);
         CHECK(rb.first[4] == want);
     }
+    // A C++ caller's out-of-range enum value is refused by name.
+    Config bad_k = task_config(6, 0);
+    bad_k.num_keypoints = 2;
+    bad_k.keypoint_decode = KeypointDecode(7);
+    CHECK(throws([&] { Decoder x(bad_k); }, "keypoint_decode must be YOLOV8 or YOLO26, got 7"));
+    Config bad_a = task_config(0, 1);
+    bad_a.angle_decode = AngleDecode(2);
+    CHECK(throws([&] { Decoder x(bad_a); }, "angle_decode must be SIGMOID or RAW, got 2"));
 }
 
 static void test_end2end_tasks_allocate_nothing_when_warm() {
