@@ -303,3 +303,24 @@ def test_bad_decode_settings_name_the_setting():
            for o in outputs]
     with pytest.raises(ValueError, match="kpt output 'kpt0'"):
         hd.DecoderConfig(bad, heads, image_size=(64, 64), end2end=True)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_batches_and_threads_give_the_frames_alone(name):
+    """A batch of 3 frames (the fixture frame, shifted copies) on 2 threads: each frame's rows,
+    keypoints, rotated boxes and masks equal that frame decoded alone."""
+    fx = _load(name)
+    task = CASES[name][0]
+    cfg, raw, _ = _setup(fx, name, quant=True)
+    cfg = cfg.replace(score_threshold=0.05)
+    frames = [raw, {k: np.roll(v, 1, axis=0) for k, v in raw.items()}, {k: np.roll(v, -1, axis=1) for k, v in raw.items()}]
+    batch = {k: np.stack([f[k] for f in frames]) for k in raw}
+    got = hd.Decoder(cfg, threads=2)(batch)
+    one = hd.Decoder(cfg)
+    for f, d in zip(frames, got):
+        alone = one(f)
+        for attr in ("boxes", "scores", "class_ids", "keypoints", "rboxes"):
+            a, b = getattr(d, attr), getattr(alone, attr)
+            assert (a is None) == (b is None) and (a is None or np.array_equal(a, b)), attr
+        if task == "segment":
+            assert np.array_equal(d.masks, alone.masks)
