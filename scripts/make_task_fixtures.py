@@ -180,6 +180,13 @@ class ModelSpec:
     # extra predict() arguments; nms=False is what selects the one-to-one head in 8.4
     # (the default nms=None makes AutoBackend set model.end2end = False: NMS on one-to-many)
     predict_args: dict = field(default_factory=dict)
+    # End-to-end task heads: also copy the trained cv4 (keypoint) convs, into cv4 and one2one_cv4
+    # (the pose wheel's own task convs; without this every .cv4. tensor keeps its init).
+    transplant_task_convs: bool = False
+    # (head attribute, weight gain, bias added) for the last conv of each stride of that branch,
+    # after init: spreads untrained outputs (box distances, angles, keypoints) and lifts untrained
+    # class logits so that some rows pass conf. Recorded in meta["transplant"]["notes"].
+    transplant_tweaks: tuple = ()
 
 
 MODELS = {
@@ -216,6 +223,38 @@ MODELS.update({
         extra_confs={"lo_": 0.05}, transplant_yaml="yolo11n.yaml", transplant_end2end=True,
         predict_args={"nms": False}),
 })
+# The YOLO26 neck's C3k2 blocks and 4-channel box convs do not transplant: class logits of the
+# one-to-one head sit near -10 and every box near 2 strides a side. Lift and spread them.
+_E2E26_TWEAKS = (("one2one_cv3", 1.0, 4.0), ("one2one_cv2", 20.0, 0.0))
+# End-to-end task heads (issue 13): the one-to-one head's rows chosen by the top-k, the task
+# channels (keypoints, angle, mask coefficients) of the chosen anchors gathered. One frame each.
+MODELS.update({
+    # YOLO11-pose with a one-to-one head (Pose, reg_max 16): every trained tensor, cv4 included,
+    # so boxes, scores and keypoints are the trained model's.
+    "e2e_pose": ModelSpec(
+        fixture="e2e_pose_transplant_yolo11n", task="pose", demo=None, **_FROM_POSE,
+        imgsz=640, frames=(MOSAIC,), extra_confs={"lo_": 0.05},
+        transplant_yaml="yolo11n-pose.yaml", transplant_end2end=True, transplant_task_convs=True,
+        predict_args={"nms": False}),
+    # YOLO26 heads (Pose26 / OBB26 / Segment26, reg_max 1, end2end in their yamls): what
+    # transplants (backbone/neck/cls convs whose shapes match); 4-channel box convs and the task
+    # convs keep their init. 320 x 320 keeps the files small.
+    "e2e26_pose": ModelSpec(
+        transplant_tweaks=_E2E26_TWEAKS + (("one2one_cv4_kpts", 40.0, 0.0),),
+        fixture="e2e_transplant_yolo26n_pose", task="pose", demo=None, **_FROM_POSE,
+        imgsz=320, frames=(MOSAIC,), extra_confs={"lo_": 0.05},
+        transplant_yaml="yolo26n-pose.yaml", transplant_end2end=True, predict_args={"nms": False}),
+    "e2e26_obb": ModelSpec(
+        transplant_tweaks=_E2E26_TWEAKS + (("one2one_cv4", 150.0, 0.0),),
+        fixture="e2e_transplant_yolo26n_obb", task="obb", demo=None, **_FROM_POSE,
+        imgsz=320, frames=(MOSAIC,), extra_confs={"lo_": 0.05},
+        transplant_yaml="yolo26n-obb.yaml", transplant_end2end=True, predict_args={"nms": False}),
+    "e2e26_seg": ModelSpec(
+        transplant_tweaks=_E2E26_TWEAKS,
+        fixture="e2e_transplant_yolo26n_seg", task="segment", demo=None, **_FROM_POSE,
+        imgsz=320, frames=(MOSAIC,), extra_confs={"lo_": 0.05},
+        transplant_yaml="yolo26n-seg.yaml", transplant_end2end=True, predict_args={"nms": False}),
+})
 TRANSPLANT_SEED = 0
 ANGLE_GAIN = 150.0
 
@@ -229,6 +268,7 @@ def transplant(spec: ModelSpec, src_pt: Path, out: Path) -> dict:
     from ultralytics.nn.tasks import (
         DetectionModel,
         OBBModel,
+        PoseModel,
         SegmentationModel,
         yaml_model_load,
     )
@@ -239,7 +279,7 @@ def transplant(spec: ModelSpec, src_pt: Path, out: Path) -> dict:
     if spec.transplant_end2end:
         cfg["end2end"] = True
     torch.manual_seed(TRANSPLANT_SEED)
-    cls = {"segment": SegmentationModel, "obb": OBBModel, "detect": DetectionModel}[spec.task]
+    cls = {"segment": SegmentationModel, "obb": OBBModel, "detect": DetectionModel, "pose": PoseModel}[spec.task]
     model = cls(cfg, nc=len(src.names), verbose=False)
     if spec.transplant_end2end:
         model.end2end = True  # select the one-to-one branch at inference
@@ -248,7 +288,7 @@ def transplant(spec: ModelSpec, src_pt: Path, out: Path) -> dict:
     for k in dst_sd:
         # the one-to-one branch starts as a copy of the trained one-to-many convs
         sk = k.replace("one2one_", "")
-        if sk in src_sd and src_sd[sk].shape == dst_sd[k].shape and ".cv4." not in sk:
+        if sk in src_sd and src_sd[sk].shape == dst_sd[k].shape and (".cv4." not in sk or spec.transplant_task_convs):
             dst_sd[k] = src_sd[sk].clone()
             copied.append(k)
         elif not k.endswith("num_batches_tracked"):
@@ -262,6 +302,13 @@ def transplant(spec: ModelSpec, src_pt: Path, out: Path) -> dict:
             for seq in model.model[-1].cv4:
                 seq[-1].weight.mul_(ANGLE_GAIN)
         notes.append(f"obb angle convs (cv4[i][-1].weight) multiplied by {ANGLE_GAIN} after init")
+    with torch.no_grad():
+        for attr, gain, shift in spec.transplant_tweaks:
+            for seq in getattr(model.model[-1], attr):
+                conv = seq[-1] if hasattr(seq, "__getitem__") else seq
+                conv.weight.mul_(gain)
+                conv.bias.add_(shift)
+            notes.append(f"{attr}[i][-1]: weight x {gain}, bias + {shift} after init")
     model.names = dict(src.names)
     model.eval()
     train_args = {"task": spec.task, "imgsz": spec.imgsz}
@@ -270,7 +317,9 @@ def transplant(spec: ModelSpec, src_pt: Path, out: Path) -> dict:
     return {"trained": f"every tensor of {Path(spec.member).name} whose name and shape match "
                        f"({len(copied)} tensors: backbone, neck, head cv2/cv3"
                        + (" also copied into one2one_cv2/one2one_cv3" if spec.transplant_end2end
-                          else "") + ")",
+                          else "")
+                       + (", and the trained cv4 keypoint convs into cv4 and one2one_cv4"
+                          if spec.transplant_task_convs else "") + ")",
             "untrained_modules": untrained,
             "untrained_init": f"Ultralytics' own init, torch.manual_seed({TRANSPLANT_SEED})",
             "yaml": spec.transplant_yaml, "notes": notes}
@@ -313,12 +362,14 @@ def head_convs(head, task: str) -> dict[str, list]:
     kinds = {"box": f"{pre}cv2", "cls": f"{pre}cv3"}
     if task in ("pose", "obb", "segment"):
         kinds[{"pose": "kpt", "obb": "angle", "segment": "mask"}[task]] = f"{pre}cv4"
+    if task == "pose" and hasattr(head, "cv4_kpts"):  # Pose26: cv4 feeds cv4_kpts, a Conv2d per stride
+        kinds["kpt"] = f"{pre}cv4_kpts"
     out = {}
     for kind, attr in kinds.items():
         branch = getattr(head, attr)
         if branch is None:
             sys.exit(f"ERROR: head has no {attr}")
-        out[kind] = [seq[-1] for seq in branch]
+        out[kind] = [seq[-1] if hasattr(seq, "__getitem__") else seq for seq in branch]
     return out
 
 
@@ -370,7 +421,10 @@ def replay(predictor, head, task: str, heads: dict[str, np.ndarray], strides: li
     if task == "pose":
         d["kpts"] = cat("kpt")
     elif task == "obb":
-        d["angle"] = (cat("angle").sigmoid() - 0.25) * math.pi  # as OBB.forward_head
+        from ultralytics.nn.modules.head import OBB26
+
+        d["angle"] = (cat("angle") if isinstance(head, OBB26)  # OBB26.forward_head: the raw angle
+                      else (cat("angle").sigmoid() - 0.25) * math.pi)  # as OBB.forward_head
     elif task == "segment":
         d["mask_coefficient"] = cat("mask")
     with torch.no_grad():
@@ -566,7 +620,7 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
         "task": spec.task, "imgsz": spec.imgsz, "strides": strides, "nc": len(names),
         "names": names, "kpt_shape": list(head.kpt_shape) if spec.task == "pose" else None,
         "nm": int(head.nm) if spec.task == "segment" else None,
-        "reg_max": int(head.reg_max), "end2end": bool(head.end2end),
+        "reg_max": int(head.reg_max), "end2end": bool(head.end2end), "head": type(head).__name__,
         "predict_args": spec.predict_args,
         # ultralytics.utils.nms picks torchvision.ops.nms when torchvision is imported
         "nms_impl": ("TorchNMS.fast_nms + batch_probiou" if spec.task == "obb" else

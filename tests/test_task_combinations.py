@@ -1,6 +1,6 @@
-"""Combinations the decoder does not build are refused, in the config and in the core: the
-end-to-end selection and YOLOv5/YOLOX heads give detections only, with no keypoints, angles or
-masks gathered after them (a silent result without them would look like a bug in the model)."""
+"""Combinations the decoder does not build are refused, in the config and in the core: YOLOv5/YOLOX
+heads give detections only, with no keypoints, angles or masks gathered after them (a silent result
+without them would look like a bug in the model). The end-to-end selection takes task outputs."""
 
 import numpy as np
 import pytest
@@ -12,20 +12,17 @@ from task_cases import make_task_case
 
 
 @pytest.mark.parametrize("task", ["pose", "obb"])
-def test_end2end_with_task_outputs_is_refused_by_the_config(task):
-    outputs, heads, _, _ = make_task_case(np.random.default_rng(0), task)
-    hd.DecoderConfig(outputs, heads, image_size=(64, 64))  # with NMS: fine
-    with pytest.raises(ValueError, match="end2end"):
-        hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True)
-
-
-@pytest.mark.parametrize("task", ["pose", "obb"])
-def test_end2end_with_task_outputs_is_refused_by_the_core(task):
-    outputs, heads, _, _ = make_task_case(np.random.default_rng(1), task)
+def test_end2end_with_task_outputs_is_built_by_the_config_and_the_core(task):
+    """Since issue 13 the end-to-end selection gathers the task outputs of its rows (the results
+    are checked in test_end2end_tasks.py); both the config and a C++ caller's Config build it."""
+    outputs, heads, raw, _ = make_task_case(np.random.default_rng(0), task)
+    cfg = hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True, score_threshold=0.5)
+    d = hd.Decoder(cfg)(raw)
+    assert len(d) > 0
+    assert (d.keypoints if task == "pose" else d.rboxes) is not None
     core = _core_config(hd.DecoderConfig(outputs, heads, image_size=(64, 64)))
-    core.settings.end2end = True  # what a C++ caller could ask for
-    with pytest.raises(ValueError, match="end2end"):
-        _core.Decoder(core)
+    core.settings.end2end = True
+    _core.Decoder(core)
 
 
 def test_anchor_heads_take_no_task_outputs():

@@ -13,7 +13,7 @@ from hailo_decode.cli.inspect import format_report, inspect_report
 from hailo_decode.hef import read_hef
 
 
-def _pose_hef(extra_channels: int = 51, onnx_names: bool = False) -> bytes:
+def _pose_hef(extra_channels: int = 51, onnx_names: bool = False, box_channels: int = 64) -> bytes:
     """Nine outputs (box, class, keypoints or angle per stride), no NMS op; onnx_names: each layer
     carries its Ultralytics ONNX node name as its original name, as the DFC keeps them."""
     layers = [w.Layer("pose/input_layer1", (640, 640, 3), "NHWC", output=False, limvals=(0.0, 255.0))]
@@ -21,7 +21,8 @@ def _pose_hef(extra_channels: int = 51, onnx_names: bool = False) -> bytes:
     for i, g in enumerate((80, 40, 20)):
         names = [[f"/model.23/cv{k}.{i}/cv{k}.{i}.2/Conv"] if onnx_names else [] for k in (2, 3, 4)]
         layers += [
-            w.Layer(f"pose/conv_box{g}", (g, g, 64), "FCR", zp=90.0, scale=0.08, pad_index=pad, original_names=names[0]),
+            w.Layer(f"pose/conv_box{g}", (g, g, box_channels), "FCR", zp=90.0, scale=0.08, pad_index=pad,
+                    original_names=names[0]),
             w.Layer(f"pose/conv_cls{g}", (g, g, 1), "NHCW", padded=(g, g + 8, 1), zp=128.0, scale=0.05, pad_index=pad + 1,
                     original_names=names[1]),
             w.Layer(f"pose/conv_kpt{g}", (g, g, extra_channels), "F8CR", padded=(g, g, -(-extra_channels // 8) * 8),
@@ -86,3 +87,44 @@ def test_original_layer_names_settle_the_pairing():
     # a task given that the names contradict is refused, naming both
     with pytest.raises(ValueError, match="task='obb' needs an angle output"):
         hd.DecoderConfig.from_hef(_pose_hef(onnx_names=True), task="obb")
+
+
+def test_yolo26_task_hef_is_end_to_end_with_yolo26_decodes():
+    """4-channel box outputs (reg_max 1) are YOLO26's: from_hef selects end to end and decodes
+    keypoints as Pose26 and angles as OBB26; inspect says which and why; both can be overridden."""
+    data = _pose_hef(box_channels=4)
+    cfg = hd.DecoderConfig.from_hef(data, task="pose", semantics="ultralytics")
+    assert (cfg.bins, cfg.end2end, cfg.keypoint_decode) == (1, True, "yolo26")
+    dec = hd.Decoder(cfg)
+    raw = {o.name: np.zeros(o.shape, np.uint8) + (90 if "box" in o.name else 0 if "cls" in o.name else 120)
+           for o in cfg.outputs}
+    raw["pose/conv_cls80"][10, 12, 0] = 255
+    d = dec(raw)
+    # keypoint codes 120 = the zero point: raw 0, so x = (0 + 12.5) * 8 = 100, y = (0 + 10.5) * 8 = 84
+    assert len(d) == 1
+    np.testing.assert_array_equal(d.keypoints[0], np.tile([100.0, 84.0, 0.5], (17, 1)).astype(np.float32))
+    v8 = hd.DecoderConfig.from_hef(data, task="pose", semantics="ultralytics", keypoint_decode="yolov8", end2end=False)
+    assert (v8.end2end, v8.keypoint_decode) == (False, "yolov8")
+    np.testing.assert_array_equal(hd.Decoder(v8)(raw).keypoints[0],
+                                  np.tile([96.0, 80.0, 0.5], (17, 1)).astype(np.float32))
+    text = format_report(inspect_report(read_hef(data), task="pose", semantics="ultralytics"))
+    assert "selection: end-to-end top-k (no NMS): box tensors have 4 channels" in text
+    assert "end to end: each selected row's keypoints, read after the top-k" in text
+    assert "task decode: keypoint_decode 'yolo26': box tensors have 4 channels" in text
+    obb = hd.DecoderConfig.from_hef(_pose_hef(extra_channels=1, onnx_names=True, box_channels=4))
+    assert (obb.task, obb.end2end, obb.angle_decode) == ("obb", True, "raw")
+    rep = inspect_report(read_hef(_pose_hef(extra_channels=1, onnx_names=True, box_channels=4)))
+    dec_rep = rep["network_groups"][0]["decoder"]
+    assert dec_rep["angle_decode"] == "raw" and dec_rep["end2end"] is True
+    assert dec_rep["task_decode"].startswith("angle_decode 'raw': box tensors have 4 channels")
+    dfl = inspect_report(read_hef(_pose_hef(extra_channels=1, onnx_names=True)))["network_groups"][0]["decoder"]
+    assert dfl["angle_decode"] == "sigmoid" and dfl["end2end"] is False
+    assert dfl["task_decode"].startswith("angle_decode 'sigmoid': box tensors have 64 channels")
+
+
+def test_task_decode_settings_are_checked():
+    data = _pose_hef(box_channels=4)
+    with pytest.raises(ValueError, match="keypoint_decode must be one of"):
+        hd.DecoderConfig.from_hef(data, task="pose", keypoint_decode="pose26")
+    with pytest.raises(ValueError, match="angle_decode must be one of"):
+        hd.DecoderConfig.from_hef(data, task="pose", angle_decode=True)

@@ -209,6 +209,9 @@ PYBIND11_MODULE(_native, m) {
 
     py::enum_<HeadKind>(m, "HeadKind")
         .value("DFL", HeadKind::DFL).value("YOLOV5", HeadKind::YOLOV5).value("YOLOX", HeadKind::YOLOX);
+    py::enum_<KeypointDecode>(m, "KeypointDecode")
+        .value("YOLOV8", KeypointDecode::YOLOV8).value("YOLO26", KeypointDecode::YOLO26);
+    py::enum_<AngleDecode>(m, "AngleDecode").value("SIGMOID", AngleDecode::SIGMOID).value("RAW", AngleDecode::RAW);
 
     py::class_<TensorSpec>(m, "TensorSpec")
         .def(py::init<>())
@@ -268,7 +271,9 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("num_keypoints", &Config::num_keypoints)
         .def_readwrite("keypoint_dims", &Config::keypoint_dims)
         .def_readwrite("proto_output", &Config::proto_output)
-        .def_readwrite("drop_empty_masks", &Config::drop_empty_masks);
+        .def_readwrite("drop_empty_masks", &Config::drop_empty_masks)
+        .def_readwrite("keypoint_decode", &Config::keypoint_decode)
+        .def_readwrite("angle_decode", &Config::angle_decode);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)

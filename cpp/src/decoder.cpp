@@ -115,7 +115,9 @@ struct Decoder::Impl {
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
     void decode_frame(const void* const* tensors, size_t frame, Workspace& ws);
-    // End-to-end heads: topk.hpp's selection instead of the scan and NMS.
+    // DFL heads' rows: the scan, candidates and (rotated) NMS,
+    void decode_frame_nms(const void* const* tensors, size_t frame, Workspace& ws);
+    // or, end to end, topk.hpp's selection instead. Both leave OBB rows' rotated boxes in ws.rboxes.
     void decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws);
     const void* frame_of(const void* const* tensors, int output, size_t frame) const {
         const TensorView& v = views[size_t(output)];
@@ -148,9 +150,10 @@ void Decoder::Impl::validate_tasks() {
     if (with_angle != 0 && with_angle != n_heads) bad("angle outputs: every head needs one, or none may have one");
     if (with_mask != 0 && (with_kpt != 0 || with_angle != 0))
         bad("mask coefficient outputs together with keypoint or angle outputs are not supported");
-    // The end-to-end selection produces detections only: no gather after it (yet).
-    if ((with_kpt || with_angle || with_mask || cfg.proto_output >= 0) && cfg.settings.end2end)
-        bad("keypoint, angle and mask outputs need NMS: end2end selection takes detection heads only");
+    if (cfg.keypoint_decode != KeypointDecode::YOLOV8 && cfg.keypoint_decode != KeypointDecode::YOLO26)
+        bad("keypoint_decode must be YOLOV8 or YOLO26, got " + std::to_string(int(cfg.keypoint_decode)));
+    if (cfg.angle_decode != AngleDecode::SIGMOID && cfg.angle_decode != AngleDecode::RAW)
+        bad("angle_decode must be SIGMOID or RAW, got " + std::to_string(int(cfg.angle_decode)));
     if (cfg.num_keypoints < 0 || cfg.num_keypoints > 4096)
         bad("num_keypoints must be in [0, 4096], got " + std::to_string(cfg.num_keypoints));
     if ((cfg.num_keypoints > 0) != (with_kpt > 0))
@@ -188,7 +191,7 @@ void Decoder::Impl::validate_tasks() {
         if (h.angle_output >= 0 && views[size_t(h.angle_output)].dtype == DType::U8) {
             const TensorView& v = views[size_t(h.angle_output)];
             for (int q = 0; q < 256; ++q) {
-                const float a = obb_angle(dequantize(float(q), v.zp[0], v.scale[0]));
+                const float a = decode_angle(dequantize(float(q), v.zp[0], v.scale[0]), cfg.angle_decode);
                 angle_tables.back().push_back({a, turn_of(a)});
             }
         }
@@ -200,6 +203,7 @@ void Decoder::Impl::validate_tasks() {
     }
     keypoint_layout.count = with_kpt ? cfg.num_keypoints : 0;
     keypoint_layout.dims = cfg.keypoint_dims;
+    keypoint_layout.decode = cfg.keypoint_decode;
     keypoint_layout.normalized = cfg.settings.normalized;
     keypoint_layout.image_width = float(cfg.settings.image_width);
     keypoint_layout.image_height = float(cfg.settings.image_height);
@@ -430,12 +434,19 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
             suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
             return;
         case HeadKind::DFL:
-            if (cfg.settings.end2end) {
-                decode_frame_end2end(tensors, frame, ws);
-                return;
-            }
             break;
     }
+    const size_t first = ws.results.size();
+    if (cfg.settings.end2end)
+        decode_frame_end2end(tensors, frame, ws);
+    else
+        decode_frame_nms(tensors, frame, ws);
+    // The kept rows' keypoints, either way (OBB rows carry their rotated boxes already; masks
+    // follow in decode_masks).
+    if (keypoint_layout.count > 0) decode_keypoints_of(tensors, frame, first, ws);
+}
+
+void Decoder::Impl::decode_frame_nms(const void* const* tensors, size_t frame, Workspace& ws) {
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
         const TensorView& cls = views[size_t(head.cls_output)];
@@ -454,13 +465,11 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
         }
     }
     sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
-    const size_t first = ws.results.size();
     if (rotated)
         suppress_rotated(ws.candidates, ws.candidate_rboxes, ws.candidate_turns, ws.boxes, cfg.settings, cfg.num_classes, ws.rotated_nms,
                          ws.results, ws.rboxes);
     else
         suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
-    if (keypoint_layout.count > 0) decode_keypoints_of(tensors, frame, first, ws);
 }
 
 void Decoder::Impl::decode_keypoints_of(const void* const* tensors, size_t frame, size_t first, Workspace& ws) {
@@ -503,7 +512,7 @@ void Decoder::Impl::make_rotated_boxes(size_t h, const void* const* tensors, siz
         } else {
             float logit;
             gather_cell(av, angle_frame, cells[i].row, cells[i].col, &logit);
-            angle = obb_angle(logit);
+            angle = decode_angle(logit, cfg.angle_decode);
             turns[i] = turn_of(angle);
         }
         rb[i] = dist2rbox(d + 4 * i, angle, turns[i], cells[i].col, cells[i].row, head.stride);
@@ -704,13 +713,17 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
             decode_boxes(h, frame_of(tensors, cfg.heads[h].box_output, frame), ws.box_cells.data(), ws.box_cells.size(), ws);
     }
     for (const Candidate& cand : ws.candidates) {
-        const Box& b = ws.boxes[ws.rank_box[cand.box]];
+        const uint32_t at = ws.rank_box[cand.box];
+        const Box& b = ws.boxes[at];
         Detection& d = ws.results.emplace_back();
         for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
         d.score = cand.score;
         d.class_id = cand.class_id;
         d.head = b.head;
         d.cell = b.cell;
+        // OBB: decode_boxes made one rotated box per box decoded, by box index (no rotated NMS
+        // end to end: the row keeps its anchor's rotated box).
+        if (rotated) ws.rboxes.push_back(ws.candidate_rboxes[at]);
     }
 }
 

@@ -40,11 +40,15 @@ void decode_keypoints(const TensorView& v, const void* frame, int row, int col, 
                       const float* visibility_lut, float* scratch, float* out) {
     gather_cell(v, frame, row, col, scratch);
     const uint8_t* codes = visibility_lut ? static_cast<const uint8_t*>(frame) + v.cell(row, col) : nullptr;
-    const float st = float(stride), gx = float(col), gy = float(row);
+    const float st = float(stride);
+    const bool yolo26 = k.decode == KeypointDecode::YOLO26;
+    // Pose26 adds the anchor (cell + 0.5) to the raw value; Pose adds the cell to twice it.
+    const float gx = yolo26 ? float(col) + 0.5f : float(col), gy = yolo26 ? float(row) + 0.5f : float(row);
+    const float gain = yolo26 ? 1.0f : 2.0f;  // raw * 1 is raw: the same float either way
     for (int i = 0; i < k.count; ++i) {
         const float* raw = scratch + size_t(i) * size_t(k.dims);
-        float x = (raw[0] * 2.0f + gx) * st;
-        float y = (raw[1] * 2.0f + gy) * st;
+        float x = (raw[0] * gain + gx) * st;
+        float y = (raw[1] * gain + gy) * st;
         if (k.normalized) {
             x = x / k.image_width;
             y = y / k.image_height;

@@ -1,6 +1,7 @@
 // Oriented boxes of OBB heads, each step as Ultralytics computes it (float32, the same operations
 // in the same order):
 //   angle   = (sigmoid(logit) - 0.25) * pi                      nn/modules/head.py OBB.forward_head
+//             (OBB26.forward_head: the raw value, AngleDecode::RAW)
 //   centre  = rotate((r - l) / 2, (b - t) / 2) by the angle,
 //             + (col + 0.5, row + 0.5), times the stride;
 //   size    = (l + r, t + b) times the stride                   utils/tal.py dist2rbox
@@ -10,6 +11,7 @@
 
 #include <cmath>
 
+#include "hailo_decode/types.hpp"
 #include "score_threshold.hpp"
 
 namespace hailo_decode {
@@ -30,6 +32,9 @@ inline float obb_angle(float logit) {
     constexpr float kPi = 3.14159265358979323846f;
     return (sigmoid(logit) - 0.25f) * kPi;  // in [-pi/4, 3pi/4]
 }
+
+// The angle of a raw angle channel value: OBB's sigmoid form, or OBB26's raw value itself.
+inline float decode_angle(float raw, AngleDecode how) { return how == AngleDecode::RAW ? raw : obb_angle(raw); }
 
 // d: (left, top, right, bottom) distances in strides; col, row: the cell.
 inline RotatedBox dist2rbox(const float d[4], float angle, Turn t, int col, int row, int stride) {

@@ -434,9 +434,12 @@ static void test_decoder_masks() {
         for (int c = 0; c < P; ++c) map[r * P + c] = 2.0f * float(c < P / 2) - 1.0f * float(r < P / 2);
     const void* ptrs[4] = {box.data(), cls.data(), coef.data(), proto.data()};
     const size_t sizes[4] = {box.size(), cls.size(), coef.size(), proto.size()};
-    for (bool drop : {false, true}) {
+    // The same with the end-to-end selection (both cells pass, so the same two rows, in order).
+    for (int run = 0; run < 4; ++run) {
+        const bool drop = run % 2 == 1;
         Config c = cfg;
         c.drop_empty_masks = drop;
+        c.settings.end2end = run >= 2;
         Decoder dec(c);
         dec.decode(ptrs, sizes, 1);
         auto [dets, n] = dec.frame(0);

@@ -383,6 +383,89 @@ static void test_obb_decode() {
     CHECK(throws([&] { Decoder x(bad); }, "output 'angle': angle channels must be 1, got 2"));
 }
 
+static void test_yolo26_decodes_and_end2end_rows() {
+    // Pose26 on the keypoints of test_pose_decode, cell (row 1, col 0), anchor (0.5, 1.5):
+    // (0.25, -0.5, 0) -> x = (0.25 + 0.5) * 8 = 6, y = (-0.5 + 1.5) * 8 = 8, v = 0.5;
+    // (1, 1, 2) -> x = (1 + 0.5) * 8 = 12, y = (1 + 1.5) * 8 = 20, v = sigmoid(2). The end-to-end
+    // selection (k = min(300, 4) anchors; only cell 2 passes 0.5) gives the same one row.
+    Config cfg = task_config(6, 0);
+    cfg.num_keypoints = 2;
+    cfg.keypoint_decode = KeypointDecode::YOLO26;
+    cfg.settings.normalized = false;
+    std::vector<float> box(16, 0.5f), cls{0.1f, 0.2f, 0.9f, 0.3f}, kpt(24, 7.0f), angle(4, 9.0f);
+    const float k[6] = {0.25f, -0.5f, 0.0f, 1.0f, 1.0f, 2.0f};
+    std::memcpy(kpt.data() + 2 * 6, k, sizeof k);
+    for (bool e2e : {false, true}) {
+        cfg.settings.end2end = e2e;
+        Decoder dec(cfg);
+        const void* ptrs[] = {box.data(), cls.data(), kpt.data()};
+        size_t elems[] = {16, 4, 24};
+        dec.decode(ptrs, elems, 1);
+        auto kp = dec.keypoints(0);
+        CHECK(dec.frame(0).second == 1 && kp.second == 1);
+        if (kp.second != 1) continue;
+        const float* p = kp.first;
+        CHECK(p[0] == 6.0f && p[1] == 8.0f && p[2] == 0.5f);
+        CHECK(p[3] == 12.0f && p[4] == 20.0f && near(p[5], 0.8807971f, 1e-6f));
+        CHECK(dec.frame(0).first[0].cell == 2);
+    }
+    // OBB26: the raw angle is the angle. Cell 2's raw 0.3 (float) or code 158 of (zp 128, scale
+    // 0.01) (uint8, by table): distances 0.5 -> w = h = 8, centre (0.5, 1.5) * 8 = (4, 12).
+    Config obb = task_config(0, 1);
+    obb.angle_decode = AngleDecode::RAW;
+    obb.settings.normalized = false;
+    angle[2] = 0.3f;
+    std::vector<uint8_t> angle_u8(4, 0);
+    angle_u8[2] = 158;
+    for (int run = 0; run < 4; ++run) {
+        Config c = obb;
+        c.settings.end2end = run % 2 == 1;
+        const bool u8 = run >= 2;
+        if (u8) {
+            c.outputs[2].dtype = DType::U8;
+            c.outputs[2].zp = {128.0f};
+            c.outputs[2].scale = {0.01f};
+        }
+        Decoder dec(c);
+        const void* ptrs[] = {box.data(), cls.data(), u8 ? static_cast<const void*>(angle_u8.data()) : angle.data()};
+        size_t elems[] = {16, 4, 4};
+        dec.decode(ptrs, elems, 1);
+        auto rb = dec.rboxes(0);
+        CHECK(dec.frame(0).second == 1 && rb.second == 1);
+        if (rb.second != 1) continue;
+        const float want = u8 ? (158.0f - 128.0f) * 0.01f : 0.3f;
+        CHECK(rb.first[0] == 4.0f && rb.first[1] == 12.0f && rb.first[2] == 8.0f && rb.first[3] == 8.0f);
+        CHECK(rb.first[4] == want);
+    }
+    // A C++ caller's out-of-range enum value is refused by name.
+    Config bad_k = task_config(6, 0);
+    bad_k.num_keypoints = 2;
+    bad_k.keypoint_decode = KeypointDecode(7);
+    CHECK(throws([&] { Decoder x(bad_k); }, "keypoint_decode must be YOLOV8 or YOLO26, got 7"));
+    Config bad_a = task_config(0, 1);
+    bad_a.angle_decode = AngleDecode(2);
+    CHECK(throws([&] { Decoder x(bad_a); }, "angle_decode must be SIGMOID or RAW, got 2"));
+}
+
+static void test_end2end_tasks_allocate_nothing_when_warm() {
+    Config pose = task_config(6, 0);
+    pose.num_keypoints = 2;
+    Config obb = task_config(0, 1);
+    pose.settings.end2end = obb.settings.end2end = true;
+    std::vector<float> box(16, 0.5f), cls{0.6f, 0.7f, 0.9f, 0.8f}, kpt(24, 0.1f), angle(4, 0.3f);
+    for (Config* cfg : {&pose, &obb}) {
+        Decoder dec(*cfg);
+        const void* ptrs[] = {box.data(), cls.data(), cfg == &pose ? kpt.data() : angle.data()};
+        size_t elems[] = {16, 4, cfg == &pose ? size_t(24) : size_t(4)};
+        dec.decode(ptrs, elems, 1);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 200; ++i) dec.decode(ptrs, elems, 1);
+        CHECK(g_allocations.load() == before);
+        CHECK(dec.frame(0).second == 4);
+        CHECK(cfg == &pose ? dec.keypoints(0).second == 4 : dec.rboxes(0).second == 4);
+    }
+}
+
 static void test_tasks_allocate_nothing_when_warm() {
     // Pose and OBB configs of the small cases above, decoded many times after one warm-up.
     Config pose = task_config(6, 0);
@@ -411,5 +494,7 @@ int main() {
     test_pose_decode();
     test_obb_decode();
     test_tasks_allocate_nothing_when_warm();
+    test_yolo26_decodes_and_end2end_rows();
+    test_end2end_tasks_allocate_nothing_when_warm();
     return report();
 }

@@ -16,9 +16,17 @@ from .outputs import OutputInfo
 from .pairing import (_anchor_family_layout, _check_seg, _check_task_outputs, _find_proto, _head_family, _head_repr,
                       _match_output, _pair_by_shape, _pair_seg_by_shape, _resolve_strides)
 
-__all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice"]
+__all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice",
+           "KEYPOINT_DECODES", "ANGLE_DECODES", "task_decode_choice"]
 
 BOX_FORMATS = ("yxyx_normalized", "xyxy_normalized", "yxyx_pixels", "xyxy_pixels")
+# How keypoint and angle channels become pixels and radians (Ultralytics 8.4, nn/modules/head.py):
+#   keypoint_decode "yolov8": Pose (YOLOv8/YOLO11), x = (raw * 2 + col) * stride;
+#                   "yolo26": Pose26 (YOLO26), x = (raw + col + 0.5) * stride (rows for y);
+#   angle_decode "sigmoid": OBB (YOLOv8/YOLO11), angle = (sigmoid(raw) - 0.25) * pi;
+#                "raw":     OBB26 (YOLO26), angle = raw.
+KEYPOINT_DECODES = ("yolov8", "yolo26")
+ANGLE_DECODES = ("sigmoid", "raw")
 
 
 # Settings every preset fills; any of them can be given explicitly instead.
@@ -100,13 +108,20 @@ class DecoderConfig:
     task: "detect", "pose" or "obb"; None: what the heads say (a head with `kpt` is pose, with
     `angle` OBB). When heads are paired from the output shapes, it settles which third output per
     grid is which. keypoint_dims: 3 (x, y, visibility; the default) or 2 (x, y) per keypoint.
+    keypoint_decode ("yolov8" | "yolo26") and angle_decode ("sigmoid" | "raw"): how pose heads'
+    keypoints and OBB heads' angles decode (KEYPOINT_DECODES, ANGLE_DECODES); None: "yolov8" and
+    "sigmoid", Ultralytics' Pose and OBB heads (YOLOv8/YOLO11). YOLO26's Pose26/OBB26 need "yolo26"
+    and "raw"; `from_hef` picks them for 4-channel box tensors (`task_decode_choice`), as it picks
+    end2end. Every task works with end2end too: the rows are chosen first, then their keypoints,
+    angle (rotated box) or mask coefficients are read.
     """
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
                  image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
                  classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, proto: Optional[str] = None,
                  proto_stride: Optional[int] = 4, drop_empty_masks: Optional[bool] = None,
-                 task: Optional[str] = None, keypoint_dims: Optional[int] = None, **settings: Any) -> None:
+                 task: Optional[str] = None, keypoint_dims: Optional[int] = None,
+                 keypoint_decode: Optional[str] = None, angle_decode: Optional[str] = None, **settings: Any) -> None:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
@@ -122,6 +137,11 @@ class DecoderConfig:
         resolved.update(settings)
         self._explicit = dict(settings)
         self._drop_explicit = drop_empty_masks
+        if keypoint_decode is not None:
+            _choice(keypoint_decode, KEYPOINT_DECODES, "keypoint_decode")
+        if angle_decode is not None:
+            _choice(angle_decode, ANGLE_DECODES, "angle_decode")
+        self._decodes_explicit = dict(keypoint_decode=keypoint_decode, angle_decode=angle_decode)
 
         if task is not None:
             _choice(task, TASKS, "task")
@@ -220,9 +240,9 @@ class DecoderConfig:
         self.end2end = bool(s["end2end"])
         if self.end2end and self.head_kind != "dfl":
             raise ValueError(f"end2end selection is for DFL heads (YOLO26/YOLOv10), not {self.head_kind} heads")
-        if self.end2end and self.task != "detect":
-            raise ValueError(f"end2end selection is built for detection heads; task {self.task!r} heads "
-                             f"(keypoints, angles, masks) take NMS for now (end2end=False)")
+        # Ultralytics' Pose/OBB forms unless given (from_hef follows `task_decode_choice`).
+        self.keypoint_decode: str = keypoint_decode or "yolov8"
+        self.angle_decode: str = angle_decode or "sigmoid"
         self.multi_label = bool(s["multi_label"])
         self.agnostic = bool(s["agnostic"])
         self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
@@ -278,6 +298,7 @@ class DecoderConfig:
             kw.update(proto=self.proto, proto_stride=self.proto_stride)
             if self._drop_explicit is not None:
                 kw["drop_empty_masks"] = self._drop_explicit
+        kw.update({k: v for k, v in self._decodes_explicit.items() if v is not None})
         if "semantics" in changes and changes["semantics"] != self.semantics:
             # A new preset fills everything the caller did not set explicitly.
             kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}
@@ -288,7 +309,9 @@ class DecoderConfig:
         heads = ", ".join(_head_repr(h) for h in self.heads)
         task = "" if self.task == "detect" else f"task={self.task!r}, "
         if self.task == "pose":
-            task += f"keypoints={self.num_keypoints}x{self.keypoint_dims}, "
+            task += f"keypoints={self.num_keypoints}x{self.keypoint_dims}, keypoint_decode={self.keypoint_decode!r}, "
+        if self.task == "obb":
+            task += f"angle_decode={self.angle_decode!r}, "
         return (f"DecoderConfig({task}semantics={self.semantics!r}, head_kind={self.head_kind!r}, "
                 f"classes={self.num_classes}, bins={self.bins}, "
                 f"image_size={self.image_size}, heads=[{heads}], activation={self.class_activation!r}, "
@@ -381,6 +404,22 @@ def end2end_choice(config: "DecoderConfig") -> Tuple[bool, str]:
                       "selected end-to-end (top-k, no NMS); pass end2end=False for a one-to-many export")
     return False, (f"box tensors have {channels} channels ({config.bins} DFL bins): a YOLOv8/YOLO11-style head, "
                    f"selected by NMS; pass end2end=True for a YOLOv10 one-to-one head")
+
+
+def _decodes_for_bins(bins: int) -> Tuple[str, str, str]:
+    if bins == 1:
+        return "yolo26", "raw", ("box tensors have 4 channels (no DFL): YOLO26 heads (Pose26/OBB26), keypoints "
+                                 "(raw + col + 0.5) * stride, raw angles")
+    return "yolov8", "sigmoid", (f"box tensors have {4 * bins} channels ({bins} DFL bins): YOLOv8/YOLO11 heads "
+                                 f"(Pose/OBB), keypoints (raw * 2 + col) * stride, angles (sigmoid(raw) - 0.25) * pi")
+
+
+def task_decode_choice(config: "DecoderConfig") -> Tuple[str, str, str]:
+    """(keypoint_decode, angle_decode, reason) the box tensors suggest: YOLO26's Pose26/OBB26 forms
+    for 4-channel box tensors (reg_max 1, no DFL: only YOLO26 exports them), YOLOv8/YOLO11's Pose/OBB
+    forms for DFL box tensors. A YOLO26 model trained with reg_max 16 would need
+    keypoint_decode="yolo26" / angle_decode="raw" passed."""
+    return _decodes_for_bins(config.bins)
 
 
 def _json_head(d: Mapping[str, Any], i: int, outputs: Sequence[OutputInfo]) -> Head:

@@ -20,6 +20,8 @@ _CORE_DTYPE = {"uint8": _core.DType.U8, "uint16": _core.DType.U16, "float32": _c
 _CORE_ORDER = {"NHWC": _core.Order.NHWC, "FCR": _core.Order.NHWC, "F8CR": _core.Order.F8CR,
                "NHCW": _core.Order.NHCW, "NCHW": _core.Order.NCHW}
 _CORE_KIND = {"dfl": _core.HeadKind.DFL, "yolov5": _core.HeadKind.YOLOV5, "yolox": _core.HeadKind.YOLOX}
+_CORE_KEYPOINT_DECODE = {"yolov8": _core.KeypointDecode.YOLOV8, "yolo26": _core.KeypointDecode.YOLO26}
+_CORE_ANGLE_DECODE = {"sigmoid": _core.AngleDecode.SIGMOID, "raw": _core.AngleDecode.RAW}
 
 Frames = Mapping[str, np.ndarray]
 
@@ -68,6 +70,8 @@ def _core_config(cfg: DecoderConfig) -> "_core.Config":
     c.kind = _CORE_KIND[cfg.head_kind]
     c.num_keypoints = cfg.num_keypoints
     c.keypoint_dims = cfg.keypoint_dims
+    c.keypoint_decode = _CORE_KEYPOINT_DECODE[cfg.keypoint_decode]
+    c.angle_decode = _CORE_ANGLE_DECODE[cfg.angle_decode]
     if cfg.proto is not None:
         c.proto_output = index[cfg.proto]
         c.drop_empty_masks = cfg.drop_empty_masks

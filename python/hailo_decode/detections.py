@@ -211,7 +211,8 @@ class Detections:
     @property
     def angles(self) -> Optional[np.ndarray]:
         """OBB: the rotated boxes' angles (n,) in radians (rboxes[:, 4]), as decoded: in
-        [-pi/4, 3pi/4), w < h allowed (Ultralytics' predict does not regularize them). None otherwise."""
+        [-pi/4, 3pi/4) (angle_decode "sigmoid"; "raw", YOLO26's OBB26, gives any value), w < h
+        allowed (Ultralytics' predict does not regularize them). None otherwise."""
         return None if self.rboxes is None else self.rboxes[:, 4]
 
     def polygons(self) -> np.ndarray:

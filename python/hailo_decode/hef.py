@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._entry_points import bind
-from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice
+from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice, task_decode_choice
 
 __all__ = [
     "HefAnchorOp", "HefAnchorDecoder",
@@ -1257,7 +1257,9 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     (`infer_class_activation`): "none" for sigmoid scores quantized over [0, 1], "sigmoid" for
     logits. Keywords (any DecoderConfig argument: semantics, score_threshold, heads, image_size,
     ...) override. end2end, unless given, follows `end2end_choice`: True for box outputs of 4
-    channels (YOLO26), False for DFL box outputs (pass end2end=True for YOLOv10).
+    channels (YOLO26), False for DFL box outputs (pass end2end=True for YOLOv10); keypoint_decode
+    and angle_decode, unless given, follow `task_decode_choice`: YOLO26's Pose26/OBB26 forms
+    ("yolo26", "raw") for box outputs of 4 channels, YOLOv8/YOLO11's otherwise.
 
     When the op, the input, the op's strides and the grids disagree (`hef_mismatches`), a
     HefMismatchWarning says how, and what to pass: under the hailort preset the op's image size
@@ -1331,6 +1333,11 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
                 config = config.replace(class_activation=activation)
         if "end2end" not in settings and end2end_choice(config)[0]:  # 4-channel box tensors: YOLO26
             config = config.replace(end2end=True)
+        kpt_decode, angle_decode, _ = task_decode_choice(config)  # and YOLO26's Pose26/OBB26 forms
+        decodes = {k: v for k, v in (("keypoint_decode", kpt_decode), ("angle_decode", angle_decode))
+                   if k not in settings and v != getattr(config, k)}
+        if decodes:
+            config = config.replace(**decodes)
     except ValueError as e:
         raise ValueError(f"{ng.name}: no YOLOv8 decoder for this HEF's {len(outputs)} outputs: {e}") from None
     if nms is not None and nms.classes and nms.classes != config.num_classes:

@@ -37,6 +37,7 @@ def seg_specs(draw, valid: bool = True) -> Dict[str, Any]:
         fill=draw(st.sampled_from(["random", "random", "zeros", "max", "extreme"])),
         frames=draw(st.sampled_from([None, 0, 1, 2, 3])), threads=draw(st.sampled_from([1, 1, 2])),
         drop=draw(st.sampled_from([None, True, False])), faults=[])
+    spec["end2end"] = draw(st.booleans())  # the one-to-one top-k, then the rows' coefficients (issue 13)
     if not valid:
         spec["faults"] = draw(st.lists(st.sampled_from(SEG_FAULTS), min_size=1, max_size=2, unique=True))
     return spec
@@ -128,6 +129,8 @@ def build(spec: Dict[str, Any]):
         kw["class_activation"] = "sigmoid"
     if spec["drop"] is not None:
         kw["drop_empty_masks"] = spec["drop"]
+    if spec.get("end2end"):
+        kw["end2end"] = True
     return infos, heads, raw, kw
 
 
@@ -175,6 +178,8 @@ def run_seg_spec(spec: Dict[str, Any]) -> str:
             raise HarnessFailure("a mask pixel lies outside its box")
         if cfg.drop_empty_masks and len(d) and not m.reshape(len(d), -1).any(axis=1).all():
             raise HarnessFailure("an empty mask was kept under drop_empty_masks")
+        if cfg.end2end and (len(d) > (300 if cfg.max_total is None else cfg.max_total) or np.any(np.diff(d.scores) > 0)):
+            raise HarnessFailure("end-to-end rows exceed max_det or are not by score")
         p = d.masks_at_proto()
         if p.shape != (len(d), ph, pw):
             raise HarnessFailure(f"prototype masks of shape {p.shape}")

@@ -11,12 +11,15 @@ and +-3.4e38 in float input); either preset, random thresholds (0, 1, negative, 
 negative, caps, agnostic, every box format, rotated_class_offset 0/7680/1e30; batches of 0-4
 frames, 1-3 threads. Faults (valid=False): keypoint channels that do not fit, an angle tensor of
 2 channels, a task output on another grid, a head without its task output, keypoint_dims 4, NaN
-in a float keypoint or angle buffer, a wrong task.
+in a float keypoint or angle buffer, a wrong task, an unknown keypoint/angle decode. Either
+selection (end2end True or False) and either decode form (keypoint_decode yolov8/yolo26,
+angle_decode sigmoid/raw, or what the box tensors suggest).
 
 Checks when a decode succeeds, per frame: keypoints (n, K, 3) float32 with visibility in [0, 1]
-(exactly 1 without a visibility channel); rboxes (n, 5) with angles in [-pi/4, 3pi/4]; boxes the
-enclosing boxes of the rotated boxes (where finite); no two kept rotated boxes of one class (any
-class when agnostic) with probiou past the threshold, recomputed with the core's probiou on the
+(exactly 1 without a visibility channel); rboxes (n, 5) with finite angles, in [-pi/4, 3pi/4] under
+angle_decode "sigmoid"; boxes the enclosing boxes of the rotated boxes (where finite); with NMS no
+two kept rotated boxes of one class (any class when agnostic) with probiou past the threshold
+(end to end: at most max_det rows, scores non-increasing), recomputed with the core's probiou on the
 offset centres; then, bit for bit: the same logical values as dense host buffers, each frame of
 a batch alone, every SIMD path and 3 threads give the same detections, keypoints and rboxes;
 to_original and polygons() work.
@@ -36,7 +39,7 @@ from .decoder_cases import (CLEAN, QMAX, SCALES, SIMD_PATHS, ZPS, HarnessFailure
                             pack_frame, watchdog)
 
 TASK_FAULTS = ["kpt_channels", "angle_channels", "task_grid", "head_missing_task", "dims_bad", "in_nonfinite",
-               "task_wrong"]
+               "task_wrong", "decode_bad"]
 FILLS_INT = ["uniform", "low", "zeros", "max", "const", "binary"]
 FILLS_FLOAT = ["normal", "logits", "scores", "zeros", "const", "extreme", "big"]
 
@@ -87,10 +90,17 @@ def task_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
         settings["rotated_class_offset"] = draw(st.sampled_from([0.0, 7680.0, 1e30]))
     if draw(st.booleans()):
         settings["max_per_class"] = draw(st.sampled_from([None, 0, 1, 3]))
+    # End-to-end selection (issue 13) and the YOLO26 decode forms, or what the box tensors suggest.
+    settings["end2end"] = draw(st.booleans())
+    decodes = {}
+    if draw(st.booleans()):
+        decodes["keypoint_decode"] = draw(st.sampled_from(["yolov8", "yolo26"]))
+    if draw(st.booleans()):
+        decodes["angle_decode"] = draw(st.sampled_from(["sigmoid", "raw"]))
     faults: List[str] = []
     if not valid:
         faults = sorted(set(draw(st.lists(st.sampled_from(TASK_FAULTS), min_size=1, max_size=2))))
-    return dict(kind="task", task=task, seed=draw(st.integers(0, 2**31 - 1)), outputs=outputs, grids=grids,
+    return dict(kind="task", task=task, decodes=decodes, seed=draw(st.integers(0, 2**31 - 1)), outputs=outputs, grids=grids,
                 strides=[8 * 2 ** h for h in range(n_heads)], nc=nc, K=K, dims=dims, semantics=semantics,
                 settings=settings, frames=draw(st.sampled_from([None, 0, 1, 2, 4])), threads=draw(st.integers(1, 3)),
                 faults=faults, valid=valid)
@@ -135,6 +145,9 @@ def _config(spec: Dict[str, Any], dense: bool = False) -> hd.DecoderConfig:
         kw2["keypoint_dims"] = 4 if "dims_bad" in F else spec["dims"]
     if "task_wrong" in F:
         kw2["task"] = "obb" if spec["task"] == "pose" else "pose"
+    kw2.update(spec.get("decodes", {}))
+    if "decode_bad" in F:
+        kw2["keypoint_decode" if spec["task"] == "pose" else "angle_decode"] = "yolo8"
     g0 = spec["grids"][0]
     return hd.DecoderConfig(infos, heads, semantics=spec["semantics"], image_size=(8 * g0, 8 * g0), **kw2)
 
@@ -205,15 +218,23 @@ def _check(spec: Dict[str, Any], cfg: hd.DecoderConfig, dets: List[hd.Detections
             if d.keypoints is not None or r is None or r.shape != (n, 5) or r.dtype != np.float32:
                 raise HarnessFailure(f"frame {i}: rboxes {None if r is None else r.shape}, want ({n}, 5)")
             a = r[:, 4]
-            if not np.all((a >= np.float32(-np.pi / 4) - 1e-6) & (a <= np.float32(3 * np.pi / 4) + 1e-6)):
+            if cfg.angle_decode == "sigmoid" and not np.all((a >= np.float32(-np.pi / 4) - 1e-6)
+                                                            & (a <= np.float32(3 * np.pi / 4) + 1e-6)):
                 raise HarnessFailure(f"frame {i}: angles outside [-pi/4, 3pi/4]: {a}")
+            if not np.all(np.isfinite(a)):
+                raise HarnessFailure(f"frame {i}: non-finite angles {a}")
             p = d.polygons()
             enc = np.concatenate([p.min(1), p.max(1)], 1)
             ours = d.boxes_as("xyxy_pixels")
             ok = np.isfinite(enc).all(1) & np.isfinite(ours).all(1) & (np.abs(enc).max(1) < 1e6)
             if not np.allclose(ours[ok], enc[ok], rtol=1e-4, atol=1e-3):
                 raise HarnessFailure(f"frame {i}: boxes are not the enclosing boxes of the rotated boxes")
-            _check_rotated_nms(cfg, d, i)
+            if not cfg.end2end:  # end to end there is no rotated NMS: rows may overlap
+                _check_rotated_nms(cfg, d, i)
+        if cfg.end2end:
+            cap = 300 if cfg.max_total is None else cfg.max_total
+            if n > cap or np.any(np.diff(d.scores) > 0):
+                raise HarnessFailure(f"frame {i}: end-to-end rows exceed max_det {cap} or are not by score")
         if n:
             d.to_original((max(1, cfg.image_size[0] // 2), cfg.image_size[1] + 3))
 

@@ -46,6 +46,17 @@ struct TensorSpec {
 //   YOLOX:  reg (4), objectness (1) and class (nc) tensors per head.
 enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2 };
 
+// How pose heads' keypoint channels and OBB heads' angle channel become pixels and radians; the
+// Ultralytics head classes differ (nn/modules/head.py, 8.4):
+//   KeypointDecode::YOLOV8 (Pose: YOLOv8/YOLO11): x = (raw_x * 2 + col) * stride (its anchors are
+//     cell + 0.5 and it subtracts 0.5 again), y likewise with the row;
+//   KeypointDecode::YOLO26 (Pose26): x = (raw_x + (col + 0.5)) * stride, y likewise.
+//   AngleDecode::SIGMOID (OBB: YOLOv8/YOLO11): angle = (sigmoid(raw) - 0.25) * pi, in [-pi/4, 3pi/4);
+//   AngleDecode::RAW (OBB26): angle = raw, any value.
+// Visibility is sigmoid(raw_v) in both keypoint forms.
+enum class KeypointDecode : uint8_t { YOLOV8 = 0, YOLO26 = 1 };
+enum class AngleDecode : uint8_t { SIGMOID = 0, RAW = 1 };
+
 // One detection head: its box tensor (4 x bins channels) and class tensor (num_classes channels)
 // on the same grid (DFL kind; the other kinds below). Checked: indices in range, stride > 0,
 // matching grids and channel counts.
@@ -102,6 +113,8 @@ struct Config {
     int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)
     int proto_output = -1;        // segmentation: the prototype tensor (index into outputs), -1: none
     bool drop_empty_masks = false;  // segmentation: drop detections whose input-size mask is empty (Ultralytics)
+    KeypointDecode keypoint_decode = KeypointDecode::YOLOV8;  // pose
+    AngleDecode angle_decode = AngleDecode::SIGMOID;          // OBB
 };
 
 // One kept detection. `box` is in the output coordinates chosen by Settings (order, normalization).

@@ -19,6 +19,14 @@ class HeadKind:
     YOLOV5: HeadKind
     YOLOX: HeadKind
 
+class KeypointDecode:
+    YOLOV8: KeypointDecode
+    YOLO26: KeypointDecode
+
+class AngleDecode:
+    SIGMOID: AngleDecode
+    RAW: AngleDecode
+
 class TensorSpec:
     name: str
     dtype: DType
@@ -77,6 +85,8 @@ class Config:
     keypoint_dims: int
     proto_output: int
     drop_empty_masks: bool
+    keypoint_decode: KeypointDecode
+    angle_decode: AngleDecode
     def __init__(self) -> None: ...
 
 class Decoder:

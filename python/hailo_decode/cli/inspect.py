@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..config import DecoderConfig, end2end_choice
+from ..config import DecoderConfig, end2end_choice, task_decode_choice
 from ..decoder import Decoder
 from ..hef import (HefError, HefInfo, HefLayer, HefMismatchWarning, HefNetworkGroup, bbox_only_proposals,
                    config_from_hef, hef_mismatches, infer_class_activation, read_hef)
@@ -65,8 +65,21 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
         tie_break=cfg.tie_break, box_format=cfg.box_format, end2end=cfg.end2end,
-        selection=_selection_note(cfg),
+        keypoint_decode=cfg.keypoint_decode, angle_decode=cfg.angle_decode,
+        selection=_selection_note(cfg), task_decode=_task_decode_note(cfg),
     )
+
+
+def _task_decode_note(cfg: DecoderConfig) -> Optional[str]:
+    """Pose and OBB: which keypoint or angle decode the configuration runs and why; None otherwise."""
+    if cfg.task not in ("pose", "obb"):
+        return None
+    kpt, angle, reason = task_decode_choice(cfg)
+    what, chosen, suggested = (("keypoint_decode", cfg.keypoint_decode, kpt) if cfg.task == "pose"
+                               else ("angle_decode", cfg.angle_decode, angle))
+    if chosen == suggested:
+        return f"{what} {chosen!r}: {reason}"
+    return f"{what} {chosen!r}, as set (the shapes alone suggest {suggested!r}: {reason})"
 
 
 def _selection_note(cfg: DecoderConfig) -> str:
@@ -276,7 +289,7 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                    if aop is not None else "output shapes (or Ultralytics' original layer names)")
             task = cfg.get("task", "detect")
             what = {"detect": "detection", "segment": "segmentation (instance masks)",
-                    "obb": "oriented boxes (OBB: angle per cell, rotated NMS)",
+                    "obb": "oriented boxes (OBB: angle per cell" + (")" if cfg.get("end2end") else ", rotated NMS)"),
                     "pose": f"pose ({cfg.get('num_keypoints')} keypoints x {cfg.get('keypoint_dims')})"}.get(task, task)
             lines.append(f"        task: {what}")
             kind = f"{cfg['bins']} DFL bins" if cfg.get("head_kind", "dfl") == "dfl" else f"{cfg['head_kind']} heads"
@@ -302,6 +315,12 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
                 lines.append(f"        class activation: {ng['class_activation_note']}")
             if cfg.get("selection"):
                 lines.append(f"        selection: {cfg['selection']}")
+                if cfg.get("end2end") and task != "detect":
+                    extra = {"pose": "keypoints", "obb": "angle (rotated box; no rotated NMS)",
+                             "segment": "mask coefficients"}[task]
+                    lines.append(f"        end to end: each selected row's {extra}, read after the top-k")
+            if cfg.get("task_decode"):
+                lines.append(f"        task decode: {cfg['task_decode']}")
     if diagnosis is not None:
         lines.append("Recorded frames:")
         for d in diagnosis:
