@@ -93,6 +93,35 @@ static void test_kernels_agree() {
             for (auto& c : c255) c = 255;
         }
     }
+    // window_u8i: a window of 5 rows x 19 cells (two blocks of 8 and a tail of 3 on AVX2), rows
+    // 40 cells apart: each value float(exact sum) * scale, the same bits on every path.
+    {
+        const size_t rows = 5, cols = 19, cs = 40 * 32;
+        std::vector<uint8_t> win(rows * cs);
+        for (auto& v : win) v = uint8_t(lcg(seed) >> 24);
+        for (size_t k = 0; k < 32; ++k) win[k] = 255;  // the first cell at the extreme
+        const float scale = 0.0123f;
+        std::vector<float> want(rows * cols), have(rows * cols);
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t j = 0; j < cols; ++j) {
+                long long di = 0;
+                for (int k = 0; k < 32; ++k) di += (long long)ci[k] * (int(win[r * cs + j * 32 + k]) - 3);
+                want[r * cols + j] = float(di) * scale;
+            }
+        for (const kernels::MaskTable* k : mask_tables()) {
+            std::fill(have.begin(), have.end(), 1e30f);
+            k->window_u8i(win.data(), rows, cols, cs, 32, 3, ci, scale, have.data());
+            bool ok = true;
+            for (size_t i = 0; i < have.size(); ++i) ok = ok && same_bits(have[i], want[i]);
+            CHECK(ok);
+            int16_t c255[32];
+            for (auto& c : c255) c = -255;
+            std::vector<uint8_t> hi(9 * 32, 255);
+            float ext[9];
+            k->window_u8i(hi.data(), 1, 9, 0, 32, 0, c255, 1.0f, ext);
+            for (float v : ext) CHECK(v == float(-32 * 255 * 255));
+        }
+    }
     for (const kernels::MaskTable* k : mask_tables()) {
         k->dot_f32(xf.data(), n, stride, cf, got.data());
         bool ok = true;
@@ -355,8 +384,7 @@ static void test_window_logits() {
         for (const kernels::MaskTable* k : mask_tables()) {
             CHECK(kernels::select(k->name));
             std::vector<float> out(size_t(w.rows) * w.cols, 1e30f), cell;
-            std::vector<int32_t> ints;
-            window_logits(pplan, bytes.data(), mc, w, out.data(), cell, ints);
+            window_logits(pplan, bytes.data(), mc, w, out.data(), cell);
             bool close = true;
             for (int r = 0; r < w.rows; ++r)
                 for (int c = 0; c < w.cols; ++c) {
