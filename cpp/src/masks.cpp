@@ -310,61 +310,95 @@ MaskWindow mask_window(const float box[4], const MaskGrid& g) {
     return win;
 }
 
+namespace {
+
+// Zeros for every byte of a target rectangle that no row segment writes (nothing when the
+// rectangle already holds zeros). Segments come in row order; when the rectangle is one
+// contiguous run (rows of exactly its width), each gap between two segments is one memset.
+class Gaps {
+public:
+    Gaps(uint8_t* out, int r0, int c0, int h, int w, size_t row_stride, bool zeroed)
+        : out_(out), r0_(r0), c0_(c0), h_(h), w_(w), stride_(row_stride), zeroed_(zeroed),
+          flat_(row_stride == size_t(w)), pending_(out), next_row_(r0) {}
+    // The bytes before row y's segment [x_from, x_to); returns where the segment starts.
+    uint8_t* segment(int y, int x_from, int x_to) {
+        uint8_t* p = at(y, x_from);
+        if (flat_) {
+            fill(pending_, p);
+            pending_ = at(y, x_to);
+        } else {
+            while (next_row_ < y) fill(at(next_row_, c0_), at(next_row_, c0_ + w_)), ++next_row_;
+            fill(at(y, c0_), p);
+            fill(at(y, x_to), at(y, c0_ + w_));
+            next_row_ = y + 1;
+        }
+        return p;
+    }
+    // The rest of the rectangle after the last segment.
+    void finish() {
+        if (flat_) {
+            fill(pending_, out_ + size_t(h_) * size_t(w_));
+        } else {
+            for (; next_row_ < r0_ + h_; ++next_row_) fill(at(next_row_, c0_), at(next_row_, c0_ + w_));
+        }
+    }
+
+private:
+    uint8_t* at(int y, int x) const { return out_ + size_t(y - r0_) * stride_ + size_t(x - c0_); }
+    void fill(uint8_t* from, uint8_t* to) const {
+        if (!zeroed_ && to > from) std::memset(from, 0, size_t(to - from));
+    }
+    uint8_t* out_;
+    int r0_, c0_, h_, w_;
+    size_t stride_;
+    bool zeroed_, flat_;
+    uint8_t* pending_;
+    int next_row_;
+};
+
+}  // namespace
+
 size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                    const float crop[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
                    MaskScratch& scratch, bool out_zeroed) {
     if (h <= 0 || w <= 0) return 0;
     // Every byte is written once: zeros outside the settable rectangle (unless already zero), the
     // blend inside it.
-    auto clear = [&](int y, int x_from, int x_to) {
-        if (!out_zeroed && x_to > x_from) std::memset(out + size_t(y - r0) * row_stride + size_t(x_from - c0), 0, size_t(x_to - x_from));
-    };
+    Gaps gaps(out, r0, c0, h, w, row_stride, out_zeroed);
     int y0, y1, x0, x1;
     if (!settable(win, s, crop, r0, c0, h, w, y0, y1, x0, x1)) {
-        for (int y = r0; y < r0 + h; ++y) clear(y, c0, c0 + w);
+        gaps.finish();
         return 0;
     }
-    for (int y = r0; y < y0; ++y) clear(y, c0, c0 + w);
     size_t set = 0;
+    const kernels::MaskTable& k = kernels::mask_active();
     if (is_identity(g, s)) {
         // The prototype grid itself (process_mask(upsample=False)): each pixel is its own cell's
         // logit > 0, read straight from the window (which covers the crop's cells).
         for (int y = y0; y < y1; ++y) {
-            uint8_t* o = out + size_t(y - r0) * row_stride;
-            clear(y, c0, x0);
+            uint8_t* o = gaps.segment(y, x0, x1);
             const int wr = clampi(y - win.row0, 0, win.rows - 1);
             const float* v = logits + size_t(wr) * size_t(win.cols);
             const int j0 = x0 - win.col0, j1 = x1 - win.col0;
             if (j0 >= 0 && j1 <= win.cols) {
-                uint8_t* dst = o + (x0 - c0);
-                size_t row_set = 0;
-                for (int j = j0; j < j1; ++j) {
-                    const uint8_t b = v[j] > 0.0f;
-                    dst[j - j0] = b;
-                    row_set += b;
-                }
-                set += row_set;
+                set += k.sign_row(v + j0, size_t(j1 - j0), o);
             } else {
                 for (int x = x0; x < x1; ++x) {
                     const uint8_t b = v[clampi(x - win.col0, 0, win.cols - 1)] > 0.0f;
-                    o[x - c0] = b;
+                    o[x - x0] = b;
                     set += b;
                 }
             }
-            clear(y, x1, c0 + w);
         }
-        for (int y = y1; y < r0 + h; ++y) clear(y, c0, c0 + w);
+        gaps.finish();
         return set;
     }
-    const kernels::MaskTable& k = kernels::mask_active();
     sample(logits, win, g, s, y0, y1, x0, x1, scratch,
            [&](int y, const float* a, const float* b, float h0, float h1, int n) {
-               clear(y, c0, x0);
-               set += k.blend_row(a, b, h0, h1, size_t(n), out + size_t(y - r0) * row_stride + size_t(x0 - c0));
-               clear(y, x1, c0 + w);
+               set += k.blend_row(a, b, h0, h1, size_t(n), gaps.segment(y, x0, x1));
                return true;
            });
-    for (int y = y1; y < r0 + h; ++y) clear(y, c0, c0 + w);
+    gaps.finish();
     return set;
 }
 

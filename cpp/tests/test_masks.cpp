@@ -144,6 +144,22 @@ static void test_kernels_agree() {
         }
         a[3] = 0.0f; b[3] = -0.0f; a[40] = INFINITY; b[41] = -INFINITY;
         std::vector<uint8_t> want(m), have(m, 9);
+        // sign_row: v > 0 itself (NaN, -0 and -inf: 0; +inf: 1), at every length (the blocks and tails).
+        {
+            std::vector<float> v(a);
+            v[5] = NAN; v[6] = -0.0f; v[7] = INFINITY; v[8] = -INFINITY; v[70] = 1e-45f;
+            for (size_t len : {size_t(0), size_t(7), size_t(8), size_t(31), size_t(32), m}) {
+                std::vector<uint8_t> got(m, 9);
+                size_t ones = 0;
+                const size_t got_n = k->sign_row(v.data(), len, got.data());
+                for (size_t j = 0; j < len; ++j) {
+                    CHECK(got[j] == uint8_t(v[j] > 0.0f));
+                    ones += v[j] > 0.0f;
+                }
+                for (size_t j = len; j < m; ++j) CHECK(got[j] == 9);  // nothing past the row
+                CHECK(got_n == ones);
+            }
+        }
         const size_t want_n = kernels::mask_scalar_table().blend_row(a.data(), b.data(), 0.625f, 0.375f, m, want.data());
         const size_t have_n = k->blend_row(a.data(), b.data(), 0.625f, 0.375f, m, have.data());
         CHECK(want == have && want_n == have_n);

@@ -169,7 +169,30 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
-const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) { return _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(v + k), zero, _CMP_GT_OQ)); };
+    for (; j + 32 <= n; j += 32) {
+        const __m256i w16a = _mm256_packs_epi32(gt(j), gt(j + 8));
+        const __m256i w16b = _mm256_packs_epi32(gt(j + 16), gt(j + 24));
+        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_and_si256(w, one));
+        set += size_t(__builtin_popcount(unsigned(_mm256_movemask_epi8(w))));
+    }
+    for (; j + 8 <= n; j += 8) {
+        const unsigned bits = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(gt(j))));
+        uint64_t bytes = 0;
+        for (int q = 0; q < 8; ++q) bytes |= uint64_t((bits >> q) & 1u) << (8 * q);
+        __builtin_memcpy(out + j, &bytes, 8);
+        set += size_t(__builtin_popcount(bits));
+    }
+    return set + sign_row_tail(v, j, n, out);
+}
+
+const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

@@ -35,6 +35,8 @@ struct MaskTable {
     // One row of a bilinear mask: out[j] = ((a[j] * h0) + (b[j] * h1)) > 0 (1 or 0), each lane with
     // exactly those float32 operations; returns how many are 1.
     size_t (*blend_row)(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out);
+    // One row of a prototype-grid mask: out[j] = v[j] > 0 (1 or 0); returns how many are 1.
+    size_t (*sign_row)(const float* v, size_t n, uint8_t* out);
 };
 
 const MaskTable& mask_scalar_table();

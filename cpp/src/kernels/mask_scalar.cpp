@@ -57,7 +57,9 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return blend_row_tail(a, b, h0, h1, 0, n, out);
 }
 
-const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) { return sign_row_tail(v, 0, n, out); }
+
+const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

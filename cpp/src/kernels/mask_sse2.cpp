@@ -121,7 +121,20 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
-const MaskTable kSse2{"sse2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128i one = _mm_set1_epi8(1);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) { return _mm_castps_si128(_mm_cmpgt_ps(_mm_loadu_ps(v + k), zero)); };
+    for (; j + 16 <= n; j += 16) {
+        const __m128i w = _mm_packs_epi16(_mm_packs_epi32(gt(j), gt(j + 4)), _mm_packs_epi32(gt(j + 8), gt(j + 12)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm_and_si128(w, one));
+        set += size_t(__builtin_popcount(unsigned(_mm_movemask_epi8(w))));
+    }
+    return set + sign_row_tail(v, j, n, out);
+}
+
+const MaskTable kSse2{"sse2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 
