@@ -158,7 +158,7 @@ class Detections:
     def render_masks(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """The masks `masks` holds, rendered again (not kept): into `out` when given, a
         C-contiguous bool or uint8 array of their shape, every element written (a buffer reused
-        frame after frame: no allocation), else into a new array."""
+        frame after frame: no new array), else into a new array."""
         ml = self._mask_logits
         if ml is None:
             raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
@@ -185,7 +185,7 @@ class Detections:
         """(n, proto_h, proto_w) bool at the prototype grid (input / 4): Ultralytics'
         process_mask(..., upsample=False), the logit's sign cropped to the box scaled to the grid.
         Into `out` when given (C-contiguous bool or uint8 of that shape, every element written:
-        a buffer reused frame after frame, no allocation), else a new array."""
+        a buffer reused frame after frame, no new array), else a new array."""
         ml = self._mask_logits
         if ml is None:
             raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
