@@ -32,12 +32,14 @@ MaskGrid grid_of(const py::tuple& g) {
     return m;
 }
 
-// Windows from the arrays, each checked against the grid and the logits.
-std::vector<MaskWindow> windows_of(const I32& win, const I64& offsets, size_t n_logits, const MaskGrid& g) {
+// Windows from the arrays, each checked against the grid and the logits, into a per-thread vector
+// (grown once, then reused: no allocation per call once warm; valid until the thread's next call).
+const std::vector<MaskWindow>& windows_of(const I32& win, const I64& offsets, size_t n_logits, const MaskGrid& g) {
     if (win.ndim() != 2 || win.shape(1) != 4 || offsets.ndim() != 1 || offsets.shape(0) != win.shape(0))
         throw py::value_error("windows must be (n, 4) and offsets (n,)");
     const size_t n = size_t(win.shape(0));
-    std::vector<MaskWindow> out(n);
+    thread_local std::vector<MaskWindow> out;
+    out.assign(n, MaskWindow{});
     auto w = win.unchecked<2>();
     auto o = offsets.unchecked<1>();
     for (size_t i = 0; i < n; ++i) {
@@ -86,7 +88,7 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
     const MaskGrid g = grid_of(grid);
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
-    const std::vector<MaskWindow> w = windows_of(win, offsets, size_t(logits.shape(0)), g);
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
         throw py::value_error("crops must be (n, 4), one per window");
     const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
@@ -123,7 +125,7 @@ py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, 
     check_detection_arrays(boxes, scores, classes);
     const MaskGrid g = grid_of(grid);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
-    const std::vector<MaskWindow> w = windows_of(win, offsets, size_t(logits.shape(0)), g);
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     if (w.size() != size_t(boxes.shape(0))) throw py::value_error("one mask window per detection");
     size_t size = 0;
     uint8_t* dst = writeable_output<uint8_t>(out, size, "uint8");
