@@ -120,6 +120,46 @@ def median_us(fn: Callable[[], object], seconds: float) -> float:
     return statistics.median(times) * 1e6
 
 
+FLUSH_BYTES = 64 << 20
+
+
+def proto_grid_regimes(dec, det_dec, seg_arr, det_arr, proto, rounds: int = 5,
+                       calls: int = 40) -> Dict[str, Dict[str, List[float]]]:
+    """The prototype-grid target's parts, per round the median of `calls` single calls, rounds
+    alternating the two regimes: "in cache" (the same frame again and again) and "from memory"
+    (a 64 MB buffer written before each call, as for a frame just DMA'd from the device; the read
+    pass flushed the same way). Parts: the read pass over the prototype bytes; the C++ decode with
+    and without the coefficient/prototype outputs (the difference: the window logits); rendering
+    through the API into a reused buffer (masks_at_proto(out=...))."""
+    flush = np.zeros(FLUSH_BYTES, np.uint8)
+    d = dec(dict(zip([o.name for o in dec.config.outputs], seg_arr)))
+    buf = np.zeros((len(d), proto.shape[0], proto.shape[1]), np.bool_)
+    parts: Dict[str, Callable[[], float]] = {
+        "read pass": lambda: _core.time_read_pass([proto], 1)[0],
+        "C++ decode + window logits": lambda: dec._core.time_decode(seg_arr, 1, 1)[0],
+        "C++ decode, detection only": lambda: det_dec._core.time_decode(det_arr, 1, 1)[0],
+        "render: masks_at_proto(out=buf)": lambda: _timed(lambda: d.masks_at_proto(out=buf)),
+    }
+    out: Dict[str, Dict[str, List[float]]] = {"in cache": {k: [] for k in parts}, "from memory": {k: [] for k in parts}}
+    for _ in range(rounds):
+        for regime in ("in cache", "from memory"):
+            for name, fn in parts.items():
+                fn()
+                times = []
+                for _ in range(calls):
+                    if regime == "from memory":
+                        np.add(flush, 1, out=flush)
+                    times.append(fn())
+                out[regime][name].append(statistics.median(times) * 1e6)
+    return out
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=1.0, help="time budget per series")
@@ -158,11 +198,13 @@ def main() -> None:
         seg_t += dec._core.time_decode(seg_arr, 1, 200)
         det_t += det_dec._core.time_decode(det_arr, 1, 200)
     cxx_seg, cxx_det = statistics.median(seg_t) * 1e6, statistics.median(det_t) * 1e6
+    reused = np.zeros((len(d), proto.shape[0], proto.shape[1]), np.bool_)
     rows = {
         "C++ decode, detection only": cxx_det,
         "C++ decode + window logits (20 masks)": cxx_seg,
         "ours: decode + window logits": median_us(lambda: dec(frame), t),
         "ours: + masks at the prototype grid": median_us(lambda: dec(frame).masks_at_proto(), t),
+        "ours: + masks_at_proto(out=reused)": median_us(lambda: dec(frame).masks_at_proto(out=reused), t),
         "ours: + masks at the input size": median_us(lambda: dec(frame).masks, t),
         "numpy: decode (pre-filtered)": median_us(lambda: numpy_filtered(cfg, frame, 0.25), t),
         "numpy: masks at the prototype grid": median_us(lambda: numpy_masks(cfg, frame, cells_a, boxes, False), t),
@@ -181,6 +223,23 @@ def main() -> None:
     print(f"  prototype-grid masks of 20 objects (window logits + rendering through the API): {proto_only:.1f} us = "
           f"{proto_only / read_pass:.1f}x the read pass")
     print("  torch process_mask: run scripts/bench_seg_ultralytics.py on --dump's file")
+    regimes = proto_grid_regimes(dec, det_dec, seg_arr, det_arr, proto)
+    print("prototype-grid masks of 20 objects against one read pass over the prototype tensor, both in the same "
+          "regime (per round the median of 40 calls; 5 rounds alternating the regimes; min..max over rounds):")
+    ratios: Dict[str, List[float]] = {}
+    for regime, parts in regimes.items():
+        for name, v in parts.items():
+            print(f"  {regime:<12} {name:<34} {min(v):8.1f} .. {max(v):8.1f} us")
+        per_round = [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"],
+                                                          parts["C++ decode, detection only"],
+                                                          parts["render: masks_at_proto(out=buf)"])]
+        logits_only = [s_ - d_ for s_, d_ in zip(parts["C++ decode + window logits"], parts["C++ decode, detection only"])]
+        lr = [m / p for m, p in zip(logits_only, parts["read pass"])]
+        print(f"  {regime:<12} {'window logits alone (C++)':<34} {min(logits_only):8.1f} .. {max(logits_only):8.1f} us"
+              f" = {min(lr):.1f} .. {max(lr):.1f}x the read pass")
+        ratios[regime] = [m / p for m, p in zip(per_round, parts["read pass"])]
+        print(f"  {regime:<12} {'window logits + render':<34} {min(per_round):8.1f} .. {max(per_round):8.1f} us"
+              f" = {min(ratios[regime]):.1f} .. {max(ratios[regime]):.1f}x the read pass (target <= 3x)")
     if args.dump:
         coefs = np.stack([_deq(cfg, frame, f"seg/mask{s}")[r, c] for s, r, c in cells_a])
         np.savez(args.dump, proto_chw=np.ascontiguousarray(_deq(cfg, frame, "seg/proto").transpose(2, 0, 1)),
@@ -188,7 +247,8 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(rows=rows, numpy_full_us=full_np, objects=len(d), mean_box_area=area,
-                           cells_read=cells_read, simd=hd.simd_info()["active"], proto_only_us=proto_only), f, indent=1)
+                           cells_read=cells_read, simd=hd.simd_info()["active"], proto_only_us=proto_only,
+                           regimes=regimes, regime_ratios=ratios), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -145,3 +145,33 @@ def quantize_case(case: Dict[str, object]) -> Dict[str, object]:
         infos.append(hd.OutputInfo(info.name, info.shape, "uint8", zp=zp, scale=scale))
         deq[info.name] = ((q.astype(np.float32) - np.float32(zp)) * np.float32(scale)).astype(np.float32)
     return dict(case, outputs=outs, infos=infos, dequantized=deq)
+
+
+def process_mask_native(proto_hwc: np.ndarray, coefs: np.ndarray, boxes_xyxy: np.ndarray,
+                        shape: Tuple[int, int]) -> np.ndarray:
+    """Ultralytics 8.4's process_mask_native (retina_masks=True), written from its source: the
+    logits upsampled by f (the smallest of 1, 2, 4 that puts the letterbox padding, pad = total
+    padding of both axes OR'ed, on whole cells: 4 // gcd(4, pad | pad // 2)), then scale_masks:
+    the letterbox content of that grid (gain min(grid / shape), sides max(round(side * gain), 1),
+    top/left round(pad / 2 - 0.1)) cropped and resized bilinearly to `shape` (skipped when the
+    grid already is `shape`), > 0, crop_mask with the boxes in original pixels."""
+    import math
+
+    mh, mw, _ = proto_hwc.shape
+    h, w = shape
+    if len(coefs) == 0:
+        return np.zeros((0, h, w), np.bool_)
+    L = mask_logits(proto_hwc, coefs)
+    gain = min(4 * mh / h, 4 * mw / w)
+    pad = (4 * mh - max(round(h * gain), 1)) | (4 * mw - max(round(w * gain), 1))
+    f = 4 // math.gcd(4, pad | pad // 2)
+    if f > 1:
+        inv = np.float32(1.0 / f)
+        L = bilinear(L, (f * mh, f * mw), scale=(inv, inv))
+    ih, iw = L.shape[1:]
+    if (ih, iw) != (h, w):
+        g = min(ih / h, iw / w)
+        new_h, new_w = max(round(h * g), 1), max(round(w * g), 1)
+        top, left = round((ih - new_h) / 2 - 0.1), round((iw - new_w) / 2 - 0.1)
+        L = bilinear(L[:, top:top + new_h, left:left + new_w], (h, w))
+    return crop(L > 0, boxes_xyxy)

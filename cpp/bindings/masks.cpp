@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <pybind11/stl.h>
 
 #include "arrays.hpp"
 #include "hailo_decode/masks.hpp"
@@ -29,12 +32,14 @@ MaskGrid grid_of(const py::tuple& g) {
     return m;
 }
 
-// Windows from the arrays, each checked against the grid and the logits.
-std::vector<MaskWindow> windows_of(const I32& win, const I64& offsets, size_t n_logits, const MaskGrid& g) {
+// Windows from the arrays, each checked against the grid and the logits, into a per-thread vector
+// (grown once, then reused: no allocation per call once warm; valid until the thread's next call).
+const std::vector<MaskWindow>& windows_of(const I32& win, const I64& offsets, size_t n_logits, const MaskGrid& g) {
     if (win.ndim() != 2 || win.shape(1) != 4 || offsets.ndim() != 1 || offsets.shape(0) != win.shape(0))
         throw py::value_error("windows must be (n, 4) and offsets (n,)");
     const size_t n = size_t(win.shape(0));
-    std::vector<MaskWindow> out(n);
+    thread_local std::vector<MaskWindow> out;
+    out.assign(n, MaskWindow{});
     auto w = win.unchecked<2>();
     auto o = offsets.unchecked<1>();
     for (size_t i = 0; i < n; ++i) {
@@ -52,40 +57,64 @@ std::vector<MaskWindow> windows_of(const I32& win, const I64& offsets, size_t n_
     return out;
 }
 
-MaskSampling sampling_of(const py::tuple& s) {
-    if (s.size() != 6) throw py::value_error("sampling must be (sx, ox, sy, oy, height, width)");
+// (sx, ox, sy, oy, height, width, up, top, left, src_h, src_w): MaskSampling's fields, the
+// source checked against the grid upsampled by `up`.
+MaskSampling sampling_of(const py::tuple& s, const MaskGrid& g) {
+    if (s.size() != 11) throw py::value_error("sampling must be (sx, ox, sy, oy, height, width, up, top, left, src_h, src_w)");
     MaskSampling m;
     m.sx = s[0].cast<float>(); m.ox = s[1].cast<float>(); m.sy = s[2].cast<float>(); m.oy = s[3].cast<float>();
     m.height = s[4].cast<int>(); m.width = s[5].cast<int>();
+    m.up = s[6].cast<int>(); m.top = s[7].cast<int>(); m.left = s[8].cast<int>();
+    m.src_h = s[9].cast<int>(); m.src_w = s[10].cast<int>();
     if (m.height <= 0 || m.width <= 0 || m.height > (1 << 16) || m.width > (1 << 16))
         throw py::value_error("mask target size must be in [1, 65536] a side");
+    if (m.up < 1 || m.up > 8) throw py::value_error("sampling's up must be in [1, 8], got " + std::to_string(m.up));
+    const int64_t sh = int64_t(g.proto_height) * m.up, sw = int64_t(g.proto_width) * m.up;
+    if (m.top < 0 || m.left < 0 || m.src_h < 0 || m.src_w < 0 || m.top + int64_t(m.src_h) > sh ||
+        m.left + int64_t(m.src_w) > sw || (m.src_h == 0 && m.top >= sh) || (m.src_w == 0 && m.left >= sw))
+        throw py::value_error("sampling's source lies outside the prototype grid upsampled " + std::to_string(m.up) + "x");
     return m;
 }
 
-py::tuple sampling_tuple(const MaskSampling& s) { return py::make_tuple(s.sx, s.ox, s.sy, s.oy, s.height, s.width); }
+py::tuple sampling_tuple(const MaskSampling& s) {
+    return py::make_tuple(s.sx, s.ox, s.sy, s.oy, s.height, s.width, s.up, s.top, s.left, s.src_h, s.src_w);
+}
 
-// Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops (n, 4) xyxy.
-py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling) {
+// Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
+// (n, 4) xyxy: into `out` when given (uint8 (n, H, W), C-contiguous; every byte written), else
+// into a new numpy.zeros array (calloc'd: the pages outside the boxes are never touched).
+py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
+                            std::optional<py::array> out_arg) {
     const MaskGrid g = grid_of(grid);
-    const MaskSampling s = sampling_of(sampling);
+    const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
-    const std::vector<MaskWindow> w = windows_of(win, offsets, size_t(logits.shape(0)), g);
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
         throw py::value_error("crops must be (n, 4), one per window");
     const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
-    // numpy.zeros: calloc'd, so the pages outside the boxes are never touched (most of a plane).
-    py::array_t<uint8_t> out = py::module_::import("numpy").attr("zeros")(
-        py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
-    if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
-    uint8_t* dst = out.mutable_data();
+    py::array out;
+    if (out_arg) {
+        out = *out_arg;
+        size_t count = 0;
+        writeable_output<uint8_t>(out, count, "uint8");
+        if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
+            throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
+                                  std::to_string(s.width) + ")");
+    } else {
+        out = py::module_::import("numpy").attr("zeros")(
+            py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
+        if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
+    }
+    const bool zeroed = !out_arg;
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
     const float* lg = logits.data();
     const float* cr = crops.data();
     {
         py::gil_scoped_release release;
-        MaskScratch scratch;
+        thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
         for (size_t i = 0; i < n; ++i)
             render_mask(lg + w[i].offset, w[i], g, s, cr + 4 * i, 0, 0, s.height, s.width, dst + i * plane,
-                        size_t(s.width), scratch, true);
+                        size_t(s.width), scratch, zeroed);
     }
     return out;
 }
@@ -96,7 +125,7 @@ py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, 
     check_detection_arrays(boxes, scores, classes);
     const MaskGrid g = grid_of(grid);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
-    const std::vector<MaskWindow> w = windows_of(win, offsets, size_t(logits.shape(0)), g);
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     if (w.size() != size_t(boxes.shape(0))) throw py::value_error("one mask window per detection");
     size_t size = 0;
     uint8_t* dst = writeable_output<uint8_t>(out, size, "uint8");
@@ -145,13 +174,17 @@ py::tuple frame_masks(const Decoder& dec, size_t frame) {
 
 void bind_masks(py::module_& m) {
     m.def("render_masks", &render, py::arg("logits"), py::arg("windows"), py::arg("offsets"), py::arg("crops"),
-          py::arg("grid"), py::arg("sampling"),
-          "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy.");
+          py::arg("grid"), py::arg("sampling"), py::arg("out") = py::none(),
+          "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy "
+          "(into out, uint8 (n, H, W), when given).");
     m.def("mask_sampling_input", [](py::tuple g) { return sampling_tuple(sampling_to_input(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_proto", [](py::tuple g) { return sampling_tuple(sampling_to_proto(grid_of(g))); }, py::arg("grid"));
-    m.def("mask_sampling_original", [](py::tuple g, int h, int w, float gain, float px, float py_) {
-        return sampling_tuple(sampling_to_original(grid_of(g), h, w, gain, px, py_));
-    }, py::arg("grid"), py::arg("height"), py::arg("width"), py::arg("gain"), py::arg("pad_x"), py::arg("pad_y"));
+    m.def("mask_sampling_native", [](py::tuple g, int h, int w) {
+        if (h <= 0 || w <= 0 || h > (1 << 16) || w > (1 << 16))
+            throw py::value_error("original size must be in [1, 65536] a side, got " + std::to_string(h) + " x " + std::to_string(w));
+        return sampling_tuple(sampling_native(grid_of(g), h, w));
+    }, py::arg("grid"), py::arg("height"), py::arg("width"),
+          "Ultralytics' process_mask_native (retina_masks) sampling to an original (height, width) letterboxed into the input.");
     m.def("pack_byte_mask", &pack_logits, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("windows"), py::arg("offsets"), py::arg("logits"), py::arg("grid"), py::arg("out"),
           "HAILO_NMS_WITH_BYTE_MASK from window logits; returns (detections, bytes, truncated).");

@@ -67,7 +67,6 @@ struct alignas(64) Workspace {
     std::vector<float> coef_floats;       // one detection's coefficients, dequantized
     MaskCoefficients coef;
     std::vector<float> cell_scratch;
-    std::vector<int32_t> int_scratch;
     MaskScratch render_scratch;
 };
 
@@ -652,7 +651,7 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
             prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
             ws.logits.resize(ws.logits.size() + n);
             window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,
-                          ws.cell_scratch, ws.int_scratch);
+                          ws.cell_scratch);
         }
         if (cfg.drop_empty_masks &&
             (n == 0 || !mask_has_pixels(ws.logits.data() + logit_start + w.offset, w, grid, to_input, b, ws.render_scratch))) {

@@ -78,22 +78,21 @@ void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const fl
 }
 
 void window_logits(const ProtoPlan& proto, const void* frame, const MaskCoefficients& c, const MaskWindow& w,
-                   float* out, std::vector<float>& cell_scratch, std::vector<int32_t>& int_scratch) {
+                   float* out, std::vector<float>& cell_scratch) {
     const TensorView& v = *proto.view;
     const kernels::MaskTable& k = kernels::mask_active();
     const size_t cols = size_t(w.cols);
+    if (proto.kind == ProtoPlan::Kind::U8 && c.integer) {  // the whole window in one kernel call
+        const uint8_t* cells = static_cast<const uint8_t*>(frame) + v.cell(w.row0, w.col0);
+        k.window_u8i(cells, size_t(w.rows), cols, v.row_stride, v.col_stride, proto.zp_int, c.q, c.int_scale, out);
+        return;
+    }
     for (int r = 0; r < w.rows; ++r) {
         const size_t first = v.cell(w.row0 + r, w.col0);
         float* o = out + size_t(r) * cols;
         if (proto.kind == ProtoPlan::Kind::U8) {
             const uint8_t* cells = static_cast<const uint8_t*>(frame) + first;
-            if (c.integer) {
-                int_scratch.resize(cols);
-                k.dot_u8i(cells, cols, v.col_stride, proto.zp_int, c.q, int_scratch.data());
-                for (size_t j = 0; j < cols; ++j) o[j] = float(int_scratch[j]) * c.int_scale;
-            } else {
-                k.dot_u8f(cells, cols, v.col_stride, proto.zp, c.f.data(), o);
-            }
+            k.dot_u8f(cells, cols, v.col_stride, proto.zp, c.f.data(), o);
         } else if (proto.kind == ProtoPlan::Kind::F32) {
             k.dot_f32(static_cast<const float*>(frame) + first, cols, v.col_stride, c.f.data(), o);
         } else {

@@ -56,8 +56,7 @@ void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const fl
 
 // Logits of the window's cells, row-major, into out (window.rows * window.cols floats).
 void window_logits(const ProtoPlan& proto, const void* proto_frame, const MaskCoefficients& c,
-                   const MaskWindow& window, float* out, std::vector<float>& cell_scratch,
-                   std::vector<int32_t>& int_scratch);
+                   const MaskWindow& window, float* out, std::vector<float>& cell_scratch);
 
 }  // namespace detail
 }  // namespace hailo_decode

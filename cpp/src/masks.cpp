@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace hailo_decode {
 namespace {
@@ -43,11 +46,18 @@ inline Tap tap(float scale, float offset, int dst, int n) {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// Calls sink(y, a, b, h0, h1, n) for the target rows y in [y0, y1): the sampled logit of column
-// x0 + j is (a[j] * h0) + (b[j] * h1), a and b being the two prototype rows interpolated along x
-// (columns [x0, x1), already inside the target and the crop). Stops when sink returns false.
+// The source axis a sampling reads: n cells from `first` of the stage grid.
+struct Axis {
+    int first, n;
+};
+
+// Calls sink(y, a, b, h0, h1, n) for the target rows y in [y0, y1): the sampled value of column
+// x0 + j is (a[j] * h0) + (b[j] * h1), a and b being the two source rows interpolated along x
+// (columns [x0, x1), already inside the target and the crop). `values` holds the window `win` of
+// the stage grid; the source is its cells [ay.first, + ay.n) x [ax.first, + ax.n). Stops when
+// sink returns false.
 template <typename Sink>
-void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s, int y0,
+void sample_rows(const float* values, const MaskWindow& win, const MaskSampling& s, Axis ay, Axis ax, int y0,
                  int y1, int x0, int x1, MaskScratch& scratch, Sink sink) {
     const int nx = x1 - x0, ny = y1 - y0;
     scratch.ints.resize(size_t(2 * nx + 2 * ny));
@@ -57,11 +67,12 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
     int32_t* iy1 = iy0 + ny;
     // Weights first, then the x-interpolated rows, then one output row.
     const size_t weights = size_t(2 * nx + 2 * ny);
+    const int dy = ay.first - win.row0, dx = ax.first - win.col0;  // source cell -> window cell
     int row_lo = 0, row_hi = 0;
     {
-        const Tap first = tap(s.sy, s.oy, y0, g.proto_height), last = tap(s.sy, s.oy, y1 - 1, g.proto_height);
-        row_lo = clampi(first.i0 - win.row0, 0, win.rows - 1);
-        row_hi = clampi(last.i1 - win.row0, 0, win.rows - 1);
+        const Tap first = tap(s.sy, s.oy, y0, ay.n), last = tap(s.sy, s.oy, y1 - 1, ay.n);
+        row_lo = clampi(first.i0 + dy, 0, win.rows - 1);
+        row_hi = clampi(last.i1 + dy, 0, win.rows - 1);
     }
     const size_t n_rows = size_t(row_hi - row_lo + 1);
     scratch.floats.resize(weights + n_rows * size_t(nx));
@@ -71,35 +82,35 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
     float* wy1 = wy0 + ny;
     float* rows = wy1 + ny;
     for (int j = 0; j < nx; ++j) {
-        const Tap t = tap(s.sx, s.ox, x0 + j, g.proto_width);
-        ix0[j] = clampi(t.i0 - win.col0, 0, win.cols - 1);
-        ix1[j] = clampi(t.i1 - win.col0, 0, win.cols - 1);
+        const Tap t = tap(s.sx, s.ox, x0 + j, ax.n);
+        ix0[j] = clampi(t.i0 + dx, 0, win.cols - 1);
+        ix1[j] = clampi(t.i1 + dx, 0, win.cols - 1);
         wx0[j] = t.w0;
         wx1[j] = t.w1;
     }
     for (int i = 0; i < ny; ++i) {
-        const Tap t = tap(s.sy, s.oy, y0 + i, g.proto_height);
-        iy0[i] = clampi(t.i0 - win.row0, 0, win.rows - 1) - row_lo;
-        iy1[i] = clampi(t.i1 - win.row0, 0, win.rows - 1) - row_lo;
+        const Tap t = tap(s.sy, s.oy, y0 + i, ay.n);
+        iy0[i] = clampi(t.i0 + dy, 0, win.rows - 1) - row_lo;
+        iy1[i] = clampi(t.i1 + dy, 0, win.rows - 1) - row_lo;
         wy0[i] = t.w0;
         wy1[i] = t.w1;
     }
     // The exact 4x upsampling (prototypes at input / 4): target column 4k + j reads cells k - 1, k
     // (j = 0, 1) or k, k + 1 (j = 2, 3) with the weights 3/8 5/8, 1/8 7/8, 7/8 1/8, 5/8 3/8, the
     // values tap() gives there, so blocks of four columns whose cells lie inside the window and
-    // the grid take that pattern without index arrays; the columns around them the general loop.
+    // the source take that pattern without index arrays; the columns around them the general loop.
     int fast_lo = 0, fast_hi = 0;  // columns j in [fast_lo, fast_hi) go by blocks
-    int kb = 0;
+    int kb = 0;                    // first block's source cell
     if (s.sx == 0.25f && s.ox == -0.5f) {
-        kb = std::max({win.col0 + 1, 1, (x0 + 3) / 4});
-        const int ke = std::min({win.col0 + win.cols - 2, g.proto_width - 2, x1 / 4 - 1});  // last block k
+        kb = std::max({win.col0 - ax.first + 1, 1, (x0 + 3) / 4});
+        const int ke = std::min({win.col0 - ax.first + win.cols - 2, ax.n - 2, x1 / 4 - 1});  // last block's
         if (ke >= kb) {
             fast_lo = 4 * kb - x0;
             fast_hi = 4 * (ke + 1) - x0;
         }
     }
     for (size_t r = 0; r < n_rows; ++r) {
-        const float* v = logits + (size_t(row_lo) + r) * size_t(win.cols);
+        const float* v = values + (size_t(row_lo) + r) * size_t(win.cols);
         float* o = rows + r * size_t(nx);
         auto general = [&](int j0, int j1) {
             for (int j = j0; j < j1; ++j) {
@@ -109,7 +120,7 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
             }
         };
         general(0, fast_lo);
-        const float* p = v + (kb - 1 - win.col0);
+        const float* p = v + (kb - 1 + dx);
         for (int j = fast_lo; j < fast_hi; j += 4, ++p) {
             const float a = p[0], b = p[1], c = p[2];
             o[j] = a * 0.375f + b * 0.625f;
@@ -124,6 +135,58 @@ void sample_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, 
         const float* b = rows + size_t(iy1[i]) * size_t(nx);
         if (!sink(y0 + i, a, b, wy0[i], wy1[i], nx)) return;
     }
+}
+
+// The source the sampling's taps read, in stage-grid cells.
+inline void source_axes(const MaskGrid& g, const MaskSampling& s, Axis& ay, Axis& ax) {
+    ay = {s.top, s.src_h > 0 ? s.src_h : g.proto_height * s.up - s.top};
+    ax = {s.left, s.src_w > 0 ? s.src_w : g.proto_width * s.up - s.left};
+}
+
+// Runs sample_rows over the target rows [y0, y1) and columns [x0, x1): straight from the window's
+// logits when up == 1; else first the stage grid's cells those samples read, each interpolated
+// from the logits as F.interpolate(scale_factor=up) gives it (t = a h0; t + b h1, the float
+// operations of the one-step blend), into scratch.stage.
+template <typename Sink>
+void sample(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s, int y0, int y1,
+            int x0, int x1, MaskScratch& scratch, Sink sink) {
+    Axis ay, ax;
+    source_axes(g, s, ay, ax);
+    if (s.up <= 1) {
+        sample_rows(logits, win, s, ay, ax, y0, y1, x0, x1, scratch, sink);
+        return;
+    }
+    // The stage cells the target rows and columns read: the taps of the first and last pixel.
+    const int r0 = tap(s.sy, s.oy, y0, ay.n).i0 + ay.first, r1 = tap(s.sy, s.oy, y1 - 1, ay.n).i1 + ay.first;
+    const int c0 = tap(s.sx, s.ox, x0, ax.n).i0 + ax.first, c1 = tap(s.sx, s.ox, x1 - 1, ax.n).i1 + ax.first;
+    MaskWindow stage_win;
+    stage_win.row0 = r0;
+    stage_win.col0 = c0;
+    stage_win.rows = r1 - r0 + 1;
+    stage_win.cols = c1 - c0 + 1;
+    scratch.stage.resize(size_t(stage_win.rows) * size_t(stage_win.cols));
+    float* stage = scratch.stage.data();
+    MaskSampling up;
+    up.sx = up.sy = 1.0f / float(s.up);
+    up.ox = up.oy = -0.5f;
+    const Axis py{0, g.proto_height}, px{0, g.proto_width};
+    sample_rows(logits, win, up, py, px, r0, r1 + 1, c0, c1 + 1, scratch,
+                [&](int y, const float* a, const float* b, float h0, float h1, int n) {
+                    float* o = stage + size_t(y - r0) * size_t(stage_win.cols);
+                    for (int j = 0; j < n; ++j) {
+                        float t = a[j] * h0;
+                        o[j] = t + b[j] * h1;
+                    }
+                    return true;
+                });
+    sample_rows(stage, stage_win, s, ay, ax, y0, y1, x0, x1, scratch, sink);
+}
+
+// Sampling the prototype grid at its own cells (sampling_to_proto): no interpolation at all.
+inline bool is_identity(const MaskGrid& g, const MaskSampling& s) {
+    return s.up == 1 && s.sx == 1.0f && s.sy == 1.0f && s.ox == -0.5f && s.oy == -0.5f && s.top == 0 && s.left == 0 &&
+           (s.src_h == 0 || s.src_h == g.proto_height) && (s.src_w == 0 || s.src_w == g.proto_width) &&
+           s.height == g.proto_height && s.width == g.proto_width;
 }
 
 // The target rows and columns that can be set: inside the target, the crop and [r0, r0+h) x [c0, c0+w).
@@ -161,15 +224,48 @@ MaskSampling sampling_to_proto(const MaskGrid& g) {
     return s;
 }
 
-MaskSampling sampling_to_original(const MaskGrid& g, int height, int width, float gain, float pad_x, float pad_y) {
-    const MaskSampling in = sampling_to_input(g);
+MaskSampling sampling_native(const MaskGrid& g, int height, int width) {
+    if (height <= 0 || width <= 0 || g.proto_height <= 0 || g.proto_width <= 0)
+        throw std::invalid_argument("mask target and prototype sizes must be positive, got " + std::to_string(height) +
+                                    " x " + std::to_string(width));
+    // Python's round() (half to even) on doubles, as Ultralytics computes these.
+    auto py_round = [](double v) { return int64_t(std::nearbyint(v)); };
+    const int64_t mh = g.proto_height, mw = g.proto_width, h = height, w = width;
+    // process_mask_native: the input is taken as 4 x the prototype grid.
+    const double gain = std::min(double(4 * mh) / double(h), double(4 * mw) / double(w));
+    const int64_t pad = (4 * mh - std::max<int64_t>(py_round(double(h) * gain), 1)) |
+                        (4 * mw - std::max<int64_t>(py_round(double(w) * gain), 1));
+    const int64_t p = pad | (pad >= 0 ? pad / 2 : -((-pad + 1) / 2));  // Python's pad // 2
+    const int64_t f = 4 / std::gcd<int64_t>(4, p);
     MaskSampling s;
-    s.sx = gain * in.sx;
-    s.sy = gain * in.sy;
-    s.ox = pad_x * in.sx - 0.5f;
-    s.oy = pad_y * in.sy - 0.5f;
+    s.up = int(f);
     s.height = height;
     s.width = width;
+    // scale_masks on the (f mh, f mw) grid: unchanged when it is already the target size.
+    const int64_t ih = f * mh, iw = f * mw;
+    if (ih == h && iw == w) {
+        s.sx = s.sy = 1.0f;
+        s.src_h = int(ih);
+        s.src_w = int(iw);
+        return s;
+    }
+    const double sg = std::min(double(ih) / double(h), double(iw) / double(w));
+    const int64_t new_h = std::max<int64_t>(py_round(double(h) * sg), 1), new_w = std::max<int64_t>(py_round(double(w) * sg), 1);
+    const int64_t top = py_round(double(ih - new_h) / 2 - 0.1), left = py_round(double(iw - new_w) / 2 - 0.1);
+    // masks[..., top:bottom, left:right]: Python's slice, clipped to the grid.
+    auto slice = [](int64_t a, int64_t b, int64_t n, int& first, int& count) {
+        a = std::clamp<int64_t>(a, 0, n);
+        b = std::clamp<int64_t>(b, 0, n);
+        first = int(a);
+        count = int(std::max<int64_t>(b - a, 0));
+    };
+    slice(top, top + new_h, ih, s.top, s.src_h);
+    slice(left, left + new_w, iw, s.left, s.src_w);
+    if (s.src_h == 0 || s.src_w == 0) throw std::invalid_argument("mask letterbox content is empty");
+    // F.interpolate(size=...): scale float(input) / output.
+    s.sy = float(s.src_h) / float(h);
+    s.sx = float(s.src_w) / float(w);
+    s.ox = s.oy = -0.5f;
     return s;
 }
 
@@ -214,21 +310,95 @@ MaskWindow mask_window(const float box[4], const MaskGrid& g) {
     return win;
 }
 
+namespace {
+
+// Zeros for every byte of a target rectangle that no row segment writes (nothing when the
+// rectangle already holds zeros). Segments come in row order; when the rectangle is one
+// contiguous run (rows of exactly its width), each gap between two segments is one memset.
+class Gaps {
+public:
+    Gaps(uint8_t* out, int r0, int c0, int h, int w, size_t row_stride, bool zeroed)
+        : out_(out), r0_(r0), c0_(c0), h_(h), w_(w), stride_(row_stride), zeroed_(zeroed),
+          flat_(row_stride == size_t(w)), pending_(out), next_row_(r0) {}
+    // The bytes before row y's segment [x_from, x_to); returns where the segment starts.
+    uint8_t* segment(int y, int x_from, int x_to) {
+        uint8_t* p = at(y, x_from);
+        if (flat_) {
+            fill(pending_, p);
+            pending_ = at(y, x_to);
+        } else {
+            while (next_row_ < y) fill(at(next_row_, c0_), at(next_row_, c0_ + w_)), ++next_row_;
+            fill(at(y, c0_), p);
+            fill(at(y, x_to), at(y, c0_ + w_));
+            next_row_ = y + 1;
+        }
+        return p;
+    }
+    // The rest of the rectangle after the last segment.
+    void finish() {
+        if (flat_) {
+            fill(pending_, out_ + size_t(h_) * size_t(w_));
+        } else {
+            for (; next_row_ < r0_ + h_; ++next_row_) fill(at(next_row_, c0_), at(next_row_, c0_ + w_));
+        }
+    }
+
+private:
+    uint8_t* at(int y, int x) const { return out_ + size_t(y - r0_) * stride_ + size_t(x - c0_); }
+    void fill(uint8_t* from, uint8_t* to) const {
+        if (!zeroed_ && to > from) std::memset(from, 0, size_t(to - from));
+    }
+    uint8_t* out_;
+    int r0_, c0_, h_, w_;
+    size_t stride_;
+    bool zeroed_, flat_;
+    uint8_t* pending_;
+    int next_row_;
+};
+
+}  // namespace
+
 size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                    const float crop[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
                    MaskScratch& scratch, bool out_zeroed) {
     if (h <= 0 || w <= 0) return 0;
-    if (!out_zeroed)
-        for (int r = 0; r < h; ++r) std::memset(out + size_t(r) * row_stride, 0, size_t(w));
+    // Every byte is written once: zeros outside the settable rectangle (unless already zero), the
+    // blend inside it.
+    Gaps gaps(out, r0, c0, h, w, row_stride, out_zeroed);
     int y0, y1, x0, x1;
-    if (!settable(win, s, crop, r0, c0, h, w, y0, y1, x0, x1)) return 0;
+    if (!settable(win, s, crop, r0, c0, h, w, y0, y1, x0, x1)) {
+        gaps.finish();
+        return 0;
+    }
     size_t set = 0;
     const kernels::MaskTable& k = kernels::mask_active();
-    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
-                [&](int y, const float* a, const float* b, float h0, float h1, int n) {
-                    set += k.blend_row(a, b, h0, h1, size_t(n), out + size_t(y - r0) * row_stride + size_t(x0 - c0));
-                    return true;
-                });
+    if (is_identity(g, s)) {
+        // The prototype grid itself (process_mask(upsample=False)): each pixel is its own cell's
+        // logit > 0, read straight from the window (which covers the crop's cells).
+        for (int y = y0; y < y1; ++y) {
+            uint8_t* o = gaps.segment(y, x0, x1);
+            const int wr = clampi(y - win.row0, 0, win.rows - 1);
+            const float* v = logits + size_t(wr) * size_t(win.cols);
+            const int j0 = x0 - win.col0, j1 = x1 - win.col0;
+            if (j0 >= 0 && j1 <= win.cols) {
+                set += k.sign_row(v + j0, size_t(j1 - j0), o);
+            } else {
+                for (int x = x0; x < x1; ++x) {
+                    const uint8_t b = v[clampi(x - win.col0, 0, win.cols - 1)] > 0.0f;
+                    o[x - x0] = b;
+                    set += b;
+                }
+            }
+        }
+        gaps.finish();
+        return set;
+    }
+    sample(logits, win, g, s, y0, y1, x0, x1, scratch,
+           [&](int y, const float* a, const float* b, float h0, float h1, int n) {
+               set += k.blend_row(a, b, h0, h1, size_t(n), gaps.segment(y, x0, x1));
+               return true;
+           });
+    gaps.finish();
     return set;
 }
 
@@ -237,7 +407,7 @@ bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid&
     int y0, y1, x0, x1;
     if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return false;
     bool any = false;
-    sample_rows(logits, win, g, s, y0, y1, x0, x1, scratch,
+    sample(logits, win, g, s, y0, y1, x0, x1, scratch,
                 [&any](int, const float* a, const float* b, float h0, float h1, int n) {
                     for (int j = 0; j < n; ++j) {
                         float t = a[j] * h0;

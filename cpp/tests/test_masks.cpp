@@ -93,6 +93,35 @@ static void test_kernels_agree() {
             for (auto& c : c255) c = 255;
         }
     }
+    // window_u8i: a window of 5 rows x 19 cells (two blocks of 8 and a tail of 3 on AVX2), rows
+    // 40 cells apart: each value float(exact sum) * scale, the same bits on every path.
+    {
+        const size_t rows = 5, cols = 19, cs = 40 * 32;
+        std::vector<uint8_t> win(rows * cs);
+        for (auto& v : win) v = uint8_t(lcg(seed) >> 24);
+        for (size_t k = 0; k < 32; ++k) win[k] = 255;  // the first cell at the extreme
+        const float scale = 0.0123f;
+        std::vector<float> want(rows * cols), have(rows * cols);
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t j = 0; j < cols; ++j) {
+                long long di = 0;
+                for (int k = 0; k < 32; ++k) di += (long long)ci[k] * (int(win[r * cs + j * 32 + k]) - 3);
+                want[r * cols + j] = float(di) * scale;
+            }
+        for (const kernels::MaskTable* k : mask_tables()) {
+            std::fill(have.begin(), have.end(), 1e30f);
+            k->window_u8i(win.data(), rows, cols, cs, 32, 3, ci, scale, have.data());
+            bool ok = true;
+            for (size_t i = 0; i < have.size(); ++i) ok = ok && same_bits(have[i], want[i]);
+            CHECK(ok);
+            int16_t c255[32];
+            for (auto& c : c255) c = -255;
+            std::vector<uint8_t> hi(9 * 32, 255);
+            float ext[9];
+            k->window_u8i(hi.data(), 1, 9, 0, 32, 0, c255, 1.0f, ext);
+            for (float v : ext) CHECK(v == float(-32 * 255 * 255));
+        }
+    }
     for (const kernels::MaskTable* k : mask_tables()) {
         k->dot_f32(xf.data(), n, stride, cf, got.data());
         bool ok = true;
@@ -115,6 +144,22 @@ static void test_kernels_agree() {
         }
         a[3] = 0.0f; b[3] = -0.0f; a[40] = INFINITY; b[41] = -INFINITY;
         std::vector<uint8_t> want(m), have(m, 9);
+        // sign_row: v > 0 itself (NaN, -0 and -inf: 0; +inf: 1), at every length (the blocks and tails).
+        {
+            std::vector<float> v(a);
+            v[5] = NAN; v[6] = -0.0f; v[7] = INFINITY; v[8] = -INFINITY; v[70] = 1e-45f;
+            for (size_t len : {size_t(0), size_t(7), size_t(8), size_t(31), size_t(32), m}) {
+                std::vector<uint8_t> got(m, 9);
+                size_t ones = 0;
+                const size_t got_n = k->sign_row(v.data(), len, got.data());
+                for (size_t j = 0; j < len; ++j) {
+                    CHECK(got[j] == uint8_t(v[j] > 0.0f));
+                    ones += v[j] > 0.0f;
+                }
+                for (size_t j = len; j < m; ++j) CHECK(got[j] == 9);  // nothing past the row
+                CHECK(got_n == ones);
+            }
+        }
         const size_t want_n = kernels::mask_scalar_table().blend_row(a.data(), b.data(), 0.625f, 0.375f, m, want.data());
         const size_t have_n = k->blend_row(a.data(), b.data(), 0.625f, 0.375f, m, have.data());
         CHECK(want == have && want_n == have_n);
@@ -355,8 +400,7 @@ static void test_window_logits() {
         for (const kernels::MaskTable* k : mask_tables()) {
             CHECK(kernels::select(k->name));
             std::vector<float> out(size_t(w.rows) * w.cols, 1e30f), cell;
-            std::vector<int32_t> ints;
-            window_logits(pplan, bytes.data(), mc, w, out.data(), cell, ints);
+            window_logits(pplan, bytes.data(), mc, w, out.data(), cell);
             bool close = true;
             for (int r = 0; r < w.rows; ++r)
                 for (int c = 0; c < w.cols; ++c) {
@@ -574,6 +618,83 @@ static void test_pack_byte_mask() {
     CHECK(a == b2);
 }
 
+// PyTorch's bilinear (align_corners=False) of one axis, written out again for the native test.
+struct RefTap {
+    int i0, i1;
+    float w0, w1;
+};
+static RefTap ref_tap(float scale, int dst, int n) {
+    float src = scale * (float(dst) + 0.5f) - 0.5f;
+    if (src < 0.0f) src = 0.0f;
+    const int i0 = std::min(int(std::floor(src)), n - 1);
+    const float l = std::min(std::max(src - float(i0), 0.0f), 1.0f);
+    return {i0, i0 < n - 1 ? i0 + 1 : i0, 1.0f - l, l};
+}
+
+// The whole (n_h, n_w) map `m` resized to (H, W): ((v00 w0 + v01 w1) h0 + (v10 w0 + v11 w1) h1).
+static std::vector<float> ref_resize(const std::vector<float>& m, int n_h, int n_w, int H, int W, float sy, float sx) {
+    std::vector<float> out(size_t(H) * W);
+    for (int y = 0; y < H; ++y) {
+        const RefTap ty = ref_tap(sy, y, n_h);
+        for (int x = 0; x < W; ++x) {
+            const RefTap tx = ref_tap(sx, x, n_w);
+            float a = m[size_t(ty.i0) * n_w + tx.i0] * tx.w0;
+            a = a + m[size_t(ty.i0) * n_w + tx.i1] * tx.w1;
+            float b = m[size_t(ty.i1) * n_w + tx.i0] * tx.w0;
+            b = b + m[size_t(ty.i1) * n_w + tx.i1] * tx.w1;
+            float t = a * ty.w0;
+            out[size_t(y) * W + x] = t + b * ty.w1;
+        }
+    }
+    return out;
+}
+
+// sampling_native: process_mask_native's geometry worked by hand, and its two-step rendering
+// against the steps done whole-map (upsample by f, crop the content, resize, > 0, crop the box).
+static void test_native_sampling() {
+    const MaskGrid big{160, 160, 640, 640};
+    MaskSampling s = sampling_native(big, 480, 640);  // pad 160: 160 | 80 = 240, f 1; rows 20..140
+    CHECK(s.up == 1 && s.top == 20 && s.left == 0 && s.src_h == 120 && s.src_w == 160 && s.sy == 0.25f && s.sx == 0.25f);
+    s = sampling_native(big, 427, 640);  // pad 213: f 4; rows 106..533 of 640, no resize
+    CHECK(s.up == 4 && s.top == 106 && s.src_h == 427 && s.src_w == 640 && s.sy == 1.0f && s.sx == 1.0f);
+    s = sampling_native(big, 636, 640);  // pad 4: 4 | 2 = 6, f 2; rows 1..319 of 320
+    CHECK(s.up == 2 && s.top == 1 && s.src_h == 318 && s.src_w == 320 && s.sy == 0.5f);
+    CHECK(throws([&] { sampling_native(big, 0, 640); }, "must be positive"));
+    // An 8 x 8 grid (input 32 x 32), original 27 x 40: gain 0.8, content 22 x 32, pad 10: 10 | 5
+    // = 15, f 4; the 32 x 32 stage grid's rows 5..27 resized to 27 x 40 (scales 22/27, 0.8).
+    const MaskGrid g{8, 8, 32, 32};
+    s = sampling_native(g, 27, 40);
+    CHECK(s.up == 4 && s.top == 5 && s.left == 0 && s.src_h == 22 && s.src_w == 32);
+    CHECK(s.sy == float(22) / float(27) && s.sx == float(32) / float(40));
+    uint32_t seed = 21;
+    std::vector<float> logits(64);
+    for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 8; ++c) logits[size_t(r) * 8 + c] = 1.5f - 0.2f * float(std::abs(r - 4) + std::abs(c - 3)) + (unit(seed) - 0.5f);
+    const std::vector<float> stage = ref_resize(logits, 8, 8, 32, 32, 0.25f, 0.25f);
+    std::vector<float> content(stage.begin() + 5 * 32, stage.begin() + 27 * 32);
+    const std::vector<float> want_map = ref_resize(content, 22, 32, 27, 40, float(22) / float(27), float(32) / float(40));
+    const MaskWindow win{0, 0, 8, 8, 0};
+    MaskScratch scratch;
+    for (const kernels::MaskTable* k : mask_tables()) {
+        CHECK(kernels::select(k->name));
+        for (const std::vector<float>& box : {std::vector<float>{0, 0, 40, 27}, std::vector<float>{3.5f, 2.2f, 31.0f, 20.7f}}) {
+            std::vector<uint8_t> got(27 * 40, 7);
+            const size_t set = render_mask(logits.data(), win, g, s, box.data(), 0, 0, 27, 40, got.data(), 40, scratch);
+            size_t want_set = 0;
+            bool ok = true;
+            for (int y = 0; y < 27; ++y)
+                for (int x = 0; x < 40; ++x) {
+                    const bool in = float(x) >= box[0] && float(x) < box[2] && float(y) >= box[1] && float(y) < box[3];
+                    const uint8_t want = in && want_map[size_t(y) * 40 + x] > 0.0f;
+                    want_set += want;
+                    ok = ok && got[size_t(y) * 40 + x] == want;
+                }
+            CHECK(ok && set == want_set && want_set > 0);
+        }
+    }
+    CHECK(kernels::select(mask_tables().back()->name));
+}
+
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_kernels_agree();
@@ -582,5 +703,6 @@ int main() {
     test_window_logits();
     test_decoder_masks();
     test_pack_byte_mask();
+    test_native_sampling();
     return report();
 }

@@ -57,10 +57,21 @@ class MaskLogits:
                  grid: Tuple[int, int, int, int]) -> None:
         self.windows, self.offsets, self.logits, self.grid = windows, offsets, logits, grid
 
-    def render(self, crops: np.ndarray, sampling: Tuple[float, float, float, float, int, int]) -> np.ndarray:
-        """(n, H, W) bool masks at the sampling's grid, cropped to crops (n, 4) xyxy in its pixels."""
+    def render(self, crops: np.ndarray, sampling: Tuple[Any, ...], out: Optional[np.ndarray] = None) -> np.ndarray:
+        """(n, H, W) bool masks at the sampling's grid, cropped to crops (n, 4) xyxy in its pixels:
+        a new array, or written into `out` (every element; returned)."""
         crops = np.ascontiguousarray(crops, dtype=np.float32).reshape(-1, 4)
-        return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling).view(np.bool_)
+        if out is None:
+            return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling).view(np.bool_)
+        n, h, w = len(self.windows), int(sampling[4]), int(sampling[5])
+        if not isinstance(out, np.ndarray) or out.dtype not in (np.bool_, np.uint8) or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise TypeError(f"out must be a writeable, C-contiguous bool or uint8 ndarray, got "
+                            f"{type(out).__name__}{'' if not isinstance(out, np.ndarray) else ' ' + str(out.dtype)}")
+        if out.shape != (n, h, w):
+            raise ValueError(f"out must have shape {(n, h, w)}, got {out.shape}")
+        _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling, out.view(np.uint8))
+        return out
 
 
 class Detections:
@@ -77,7 +88,7 @@ class Detections:
     Both are None for plain detection.
 
     Segmentation: `masks` (n, H, W) bool at the network input size (at the original image size
-    after to_original), as Ultralytics' process_mask(upsample=True) (retina_masks after
+    after to_original), as Ultralytics' process_mask(upsample=True) (process_mask_native, retina_masks=True, after
     to_original); `masks_at_proto()` at the prototype grid. They are rendered on first use from
     the prototype logits this object owns (none of the caller's buffers is kept).
     """
@@ -144,6 +155,18 @@ class Detections:
     def has_masks(self) -> bool:
         return self._mask_logits is not None or self._masks is not None
 
+    def render_masks(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The masks `masks` holds, rendered again (not kept): into `out` when given, a
+        C-contiguous bool or uint8 array of their shape, every element written (a buffer reused
+        frame after frame: no new array), else into a new array."""
+        ml = self._mask_logits
+        if ml is None:
+            raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
+        if self._mask_view is None:
+            return ml.render(self.boxes_as("xyxy_pixels"), _core.mask_sampling_input(ml.grid), out)
+        sampling, crops = self._mask_view
+        return ml.render(crops, sampling, out)
+
     @property
     def masks(self) -> Optional[np.ndarray]:
         """(n, H, W) bool: at the network input size (Ultralytics' process_mask(..., upsample=True):
@@ -158,9 +181,11 @@ class Detections:
                 self._masks = self._mask_logits.render(crops, sampling)
         return self._masks
 
-    def masks_at_proto(self) -> np.ndarray:
+    def masks_at_proto(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """(n, proto_h, proto_w) bool at the prototype grid (input / 4): Ultralytics'
-        process_mask(..., upsample=False), the logit's sign cropped to the box scaled to the grid."""
+        process_mask(..., upsample=False), the logit's sign cropped to the box scaled to the grid.
+        Into `out` when given (C-contiguous bool or uint8 of that shape, every element written:
+        a buffer reused frame after frame, no new array), else a new array."""
         ml = self._mask_logits
         if ml is None:
             raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
@@ -169,7 +194,7 @@ class Detections:
         ph, pw, ih, iw = ml.grid
         # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H).
         ratio = np.array([pw / iw, ph / ih, pw / iw, ph / ih], dtype=np.float32)
-        return ml.render(self.boxes_as("xyxy_pixels") * ratio, _core.mask_sampling_proto(ml.grid))
+        return ml.render(self.boxes_as("xyxy_pixels") * ratio, _core.mask_sampling_proto(ml.grid), out)
 
     def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
                            mask_budget: Optional[int] = None) -> np.ndarray:
@@ -274,10 +299,10 @@ class Detections:
                        num_classes=self.num_classes, max_per_class=self.max_per_class,
                        keypoints=keypoints, rboxes=rboxes)
         if self._mask_logits is not None and self._mask_view is None:
-            # Masks at the original size, as retina_masks: each original pixel samples the
-            # prototype logits where its centre lies in the input, cropped to the scaled box.
+            # Masks at the original size as Ultralytics' retina_masks=True path renders them:
+            # process_mask_native(proto, coefs, boxes scaled as above, (oh, ow)), cropped to `b`.
             d._mask_logits = self._mask_logits
-            d._mask_view = (_core.mask_sampling_original(self._mask_logits.grid, oh, ow, gain, pad_x, pad_y), b)
+            d._mask_view = (_core.mask_sampling_native(self._mask_logits.grid, oh, ow), b)
         elif self._masks is not None:
             d._masks = _letterbox_undo_nearest(self._masks, (oh, ow), gain, pad_x, pad_y, b)
         return d

@@ -264,7 +264,10 @@ def render_specs(draw) -> Dict[str, Any]:
                 offsets=[draw(st.sampled_from([0, 1, 50, -1, 2**62])) for _ in range(n)],
                 crops=[[draw(st.sampled_from([0.0, 3.5, -1e30, 1e30, float("nan"), 7.0])) for _ in range(4)] for _ in range(n)],
                 grid=draw(st.sampled_from([(4, 4, 16, 16), (10, 10, 40, 40), (0, 4, 16, 16), (4, 4, -1, 16)])),
-                sampling=draw(st.sampled_from(["input", "proto", "odd", "huge"])))
+                sampling=draw(st.sampled_from(["input", "proto", "native", "native_up", "odd", "huge", "source_out",
+                                               "up_0", "short"])),
+                native_hw=draw(st.sampled_from([(1, 1), (3, 5), (13, 16), (64, 48), (0, 4)])),
+                out=draw(st.sampled_from([None, "fit", "garbage", "wrong_shape", "float32", "strided"])))
 
 
 def run_render_spec(spec: Dict[str, Any]) -> str:
@@ -279,15 +282,34 @@ def run_render_spec(spec: Dict[str, Any]) -> str:
             s = _core.mask_sampling_input(grid)
         elif spec["sampling"] == "proto":
             s = _core.mask_sampling_proto(grid)
+        elif spec["sampling"] == "native":
+            s = _core.mask_sampling_native(grid, *spec["native_hw"])
+        elif spec["sampling"] == "native_up":  # a two-step sampling with odd scales
+            s = (0.3, -0.5, 1.7, 2.0, 9, 7, 4, 1, 2, 3, 5)
         elif spec["sampling"] == "odd":
-            s = (float("nan"), 1e30, -1.0, float("inf"), 8, 9)
+            s = (float("nan"), 1e30, -1.0, float("inf"), 8, 9, 2, 0, 0, 0, 0)
+        elif spec["sampling"] == "huge":
+            s = (1.0, -0.5, 1.0, -0.5, 1 << 20, 4, 1, 0, 0, 0, 0)
+        elif spec["sampling"] == "source_out":  # the source past the upsampled grid
+            s = (1.0, -0.5, 1.0, -0.5, 8, 8, 2, 7, 0, 2**31 - 1, 0)
+        elif spec["sampling"] == "up_0":
+            s = (1.0, -0.5, 1.0, -0.5, 8, 8, 0, 0, 0, 0, 0)
         else:
-            s = (1.0, -0.5, 1.0, -0.5, 1 << 20, 4)
+            s = (1.0, -0.5, 1.0, -0.5, 8, 8)  # the old six fields
+        buf = None
+        if spec["out"] is not None:
+            shape = (n, int(s[4]), int(s[5]))
+            buf = {"fit": lambda: np.zeros(shape, np.uint8), "garbage": lambda: np.full(shape, 9, np.uint8),
+                   "wrong_shape": lambda: np.zeros((n + 1,) + shape[1:], np.uint8),
+                   "float32": lambda: np.zeros(shape, np.float32),
+                   "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), np.uint8)[:, :, ::2]}[spec["out"]]()
         out = _core.render_masks(logits, windows.astype(np.int32), np.array(spec["offsets"], np.int64).reshape(n),
-                                 np.array(spec["crops"], np.float32).reshape(n, 4), grid, s)
+                                 np.array(spec["crops"], np.float32).reshape(n, 4), grid, s, buf)
     except CLEAN:
         return "refused"
-    if out.shape[0] != n or not np.isin(out, (0, 1)).all():
+    if spec["out"] in ("wrong_shape", "float32") or (spec["out"] == "strided" and not buf.flags.c_contiguous):
+        raise HarnessFailure(f"render_masks accepted out={spec['out']}")  # (numpy calls an empty or 1-wide view contiguous)
+    if out.shape[0] != n or not np.isin(out, (0, 1)).all():  # also: a garbage buffer wholly overwritten
         raise HarnessFailure("render_masks gave an inconsistent result")
     return "ok"
 

@@ -20,6 +20,7 @@ namespace hailo_decode {
 struct MaskScratch {
     std::vector<float> floats;
     std::vector<int32_t> ints;
+    std::vector<float> stage;  // the upsampled grid's cells a two-step sampling reads
 };
 
 // Prototype rows [row0, row0 + rows) and columns [col0, col0 + cols), logits stored row-major
@@ -34,19 +35,35 @@ struct MaskGrid {
     int image_height = 0, image_width = 0;  // the network input
 };
 
-// Target pixel (y, x) samples the prototype grid at (sy * (y + 0.5) + oy, sx * (x + 0.5) + ox).
+// Target pixel (y, x) samples a source grid at (sy * (y + 0.5) + oy, sx * (x + 0.5) + ox), the
+// coordinate clamped to [0, src_h - 1] x [0, src_w - 1] as PyTorch does (negatives to 0, the last
+// cell repeated); source cell (r, c) is cell (top + r, left + c) of the stage grid. The stage grid
+// is the prototype grid when up == 1, else the prototype grid upsampled bilinearly by `up`
+// (F.interpolate(scale_factor=up): scale 1 / up, offset -0.5) and computed first: two
+// interpolations in a row, as Ultralytics' process_mask_native does when the letterbox padding
+// does not fall on whole prototype cells.
 struct MaskSampling {
     float sx = 1, ox = -0.5f, sy = 1, oy = -0.5f;
     int height = 0, width = 0;  // the target grid
+    int up = 1;                 // the stage grid: the prototype grid times `up` a side
+    int top = 0, left = 0;      // the source's first cell in the stage grid
+    int src_h = 0, src_w = 0;   // the source's size (the crop of the stage grid that is resized); 0: all of it
 };
 
 // The network input: scale proto / image (float32, as PyTorch's area_pixel_compute_scale), offset -0.5.
 MaskSampling sampling_to_input(const MaskGrid& g);
-// The prototype grid itself: every pixel reads its own cell exactly.
+// The prototype grid itself: every pixel reads its own cell exactly (rendered as logit > 0, with
+// no interpolation arithmetic: Ultralytics' process_mask(upsample=False)).
 MaskSampling sampling_to_proto(const MaskGrid& g);
-// An original image of (height, width) letterboxed into the input with `gain` and top-left padding
-// (pad_x, pad_y) in input pixels: original pixel centre (x + 0.5) lies at input (x + 0.5) gain + pad_x.
-MaskSampling sampling_to_original(const MaskGrid& g, int height, int width, float gain, float pad_x, float pad_y);
+// An original image of (height, width) letterboxed (centred, Ultralytics' LetterBox) into the
+// input: Ultralytics 8.4's process_mask_native(protos, coefs, boxes, (height, width)), i.e.
+// retina_masks=True. up = the smallest of 1, 2, 4 that puts the letterbox padding on whole cells
+// of the upsampled grid (4 // gcd(4, pad | pad // 2), pad the total padding of both axes OR'ed);
+// then scale_masks: the stage grid's letterbox content [top, top + src_h) x [left, left + src_w)
+// (gain min(stage / original) per side, sides and padding rounded as Python's round), resized to
+// (height, width) with F.interpolate(size=...) (scale float(src) / float(target)).
+// Throws std::invalid_argument for sizes that are not positive.
+MaskSampling sampling_native(const MaskGrid& g, int height, int width);
 
 // The prototype cells the masks of a box (x1, y1, x2, y2 in input pixels) read at input and at
 // prototype resolution, plus one cell each side, clipped to the grid. `offset` is left 0.

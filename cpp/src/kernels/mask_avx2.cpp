@@ -92,6 +92,55 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
     }
 }
 
+// The whole window in one call. Without unpacks: a cell's 32 bytes as 16 16-bit lanes, the even
+// channels by masking (v & 0x00ff), the odd ones by shifting (v >> 8), each multiplied by its
+// coefficients with madd (so the shuffle port only does the reduction's hadds); eight cells'
+// partial sums reduced together as in dot_u8i; sum - zp sum c, to float, times scale.
+void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
+                const int16_t* coef, float scale, float* out) {
+    alignas(32) int16_t even_c[16], odd_c[16];
+    int32_t coef_sum = 0;
+    for (int j = 0; j < 16; ++j) {
+        even_c[j] = coef[2 * j];
+        odd_c[j] = coef[2 * j + 1];
+    }
+    for (int k = 0; k < 32; ++k) coef_sum += coef[k];
+    const __m256i ce = _mm256_load_si256(reinterpret_cast<const __m256i*>(even_c));
+    const __m256i co = _mm256_load_si256(reinterpret_cast<const __m256i*>(odd_c));
+    const __m256i low_bytes = _mm256_set1_epi16(0x00ff);
+    const __m256i vbias = _mm256_set1_epi32(zp * coef_sum);
+    const __m256 vscale = _mm256_set1_ps(scale);
+    auto partial = [&](const uint8_t* q) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_and_si256(v, low_bytes), ce),
+                                _mm256_madd_epi16(_mm256_srli_epi16(v, 8), co));
+    };
+    for (size_t r = 0; r < rows; ++r) {
+        const uint8_t* row = cells + r * row_stride;
+        float* o = out + r * cols;
+        size_t i = 0;
+        for (; i + 8 <= cols; i += 8) {
+            const uint8_t* q = row + i * col_stride;
+            const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + col_stride));
+            const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * col_stride), partial(q + 3 * col_stride));
+            const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * col_stride), partial(q + 5 * col_stride));
+            const __m256i t67 = _mm256_hadd_epi32(partial(q + 6 * col_stride), partial(q + 7 * col_stride));
+            const __m256i u0 = _mm256_hadd_epi32(t01, t23);
+            const __m256i u1 = _mm256_hadd_epi32(t45, t67);
+            const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20),
+                                                  _mm256_permute2x128_si256(u0, u1, 0x31));
+            _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, vbias)), vscale));
+        }
+        for (; i < cols; ++i) {
+            const __m256i p = partial(row + i * col_stride);
+            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(2, 3, 0, 1)));
+            o[i] = float(_mm_cvtsi128_si32(t) - zp * coef_sum) * scale;
+        }
+    }
+}
+
 // 32 pixels a step: four 8-lane compares packed to bytes (the packs work per 128-bit lane, so a
 // final permute puts the four groups back in order), masked to 1/0.
 size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
@@ -120,7 +169,30 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
-const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) { return _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(v + k), zero, _CMP_GT_OQ)); };
+    for (; j + 32 <= n; j += 32) {
+        const __m256i w16a = _mm256_packs_epi32(gt(j), gt(j + 8));
+        const __m256i w16b = _mm256_packs_epi32(gt(j + 16), gt(j + 24));
+        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_and_si256(w, one));
+        set += size_t(__builtin_popcount(unsigned(_mm256_movemask_epi8(w))));
+    }
+    for (; j + 8 <= n; j += 8) {
+        const unsigned bits = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(gt(j))));
+        uint64_t bytes = 0;
+        for (int q = 0; q < 8; ++q) bytes |= uint64_t((bits >> q) & 1u) << (8 * q);
+        __builtin_memcpy(out + j, &bytes, 8);
+        set += size_t(__builtin_popcount(bits));
+    }
+    return set + sign_row_tail(v, j, n, out);
+}
+
+const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

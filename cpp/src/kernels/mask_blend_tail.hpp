@@ -24,5 +24,16 @@ static inline size_t blend_row_tail(const float* a, const float* b, float h0, fl
     return set;
 }
 
+// out[j] = (v[j] > 0) for j in [j0, n); returns how many were set.
+static inline size_t sign_row_tail(const float* v, size_t j0, size_t n, uint8_t* out) {
+    size_t set = 0;
+    for (size_t j = j0; j < n; ++j) {
+        const uint8_t b = v[j] > 0.0f;
+        out[j] = b;
+        set += b;
+    }
+    return set;
+}
+
 }  // namespace kernels
 }  // namespace hailo_decode

@@ -71,6 +71,19 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
     }
 }
 
+void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
+                const int16_t* coef, float scale, float* out) {
+    for (size_t r = 0; r < rows; ++r) {
+        float* o = out + r * cols;
+        const uint8_t* row = cells + r * row_stride;
+        for (size_t j = 0; j < cols; ++j) {
+            int32_t s;
+            dot_u8i(row + j * col_stride, 1, 0, zp, coef, &s);
+            o[j] = float(s) * scale;
+        }
+    }
+}
+
 size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
     const float32x4_t vh0 = vdupq_n_f32(h0), vh1 = vdupq_n_f32(h1), zero = vdupq_n_f32(0.0f);
     size_t j = 0, set = 0;
@@ -86,7 +99,19 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
-const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) {
+    const float32x4_t zero = vdupq_n_f32(0.0f);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) { return vmovn_u32(vcgtq_f32(vld1q_f32(v + k), zero)); };
+    for (; j + 8 <= n; j += 8) {
+        const uint8x8_t b = vand_u8(vmovn_u16(vcombine_u16(gt(j), gt(j + 4))), vdup_n_u8(1));
+        vst1_u8(out + j, b);
+        set += vaddv_u8(b);
+    }
+    return set + sign_row_tail(v, j, n, out);
+}
+
+const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

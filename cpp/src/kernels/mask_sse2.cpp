@@ -75,6 +75,29 @@ void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const in
     }
 }
 
+void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
+                const int16_t* coef, float scale, float* out) {
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i vzp = _mm_set1_epi16(int16_t(zp));
+    const __m128i c[4] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(coef)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 8)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 16)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 24))};
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t j = 0; j < cols; ++j) {
+            const uint8_t* q = cells + r * row_stride + j * col_stride;
+            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
+            __m128i s = _mm_madd_epi16(_mm_sub_epi16(_mm_unpacklo_epi8(lo, zero), vzp), c[0]);
+            s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpackhi_epi8(lo, zero), vzp), c[1]));
+            s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpacklo_epi8(hi, zero), vzp), c[2]));
+            s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpackhi_epi8(hi, zero), vzp), c[3]));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+            out[r * cols + j] = float(_mm_cvtsi128_si32(s)) * scale;
+        }
+}
+
 // 16 pixels a step: four compares packed to bytes (0xFF/0x00), masked to 1/0.
 size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
     const __m128 vh0 = _mm_set1_ps(h0), vh1 = _mm_set1_ps(h1), zero = _mm_setzero_ps();
@@ -98,7 +121,20 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
-const MaskTable kSse2{"sse2", dot_f32, dot_u8f, dot_u8i, blend_row};
+size_t sign_row(const float* v, size_t n, uint8_t* out) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128i one = _mm_set1_epi8(1);
+    size_t j = 0, set = 0;
+    auto gt = [&](size_t k) { return _mm_castps_si128(_mm_cmpgt_ps(_mm_loadu_ps(v + k), zero)); };
+    for (; j + 16 <= n; j += 16) {
+        const __m128i w = _mm_packs_epi16(_mm_packs_epi32(gt(j), gt(j + 4)), _mm_packs_epi32(gt(j + 8), gt(j + 12)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm_and_si128(w, one));
+        set += size_t(__builtin_popcount(unsigned(_mm_movemask_epi8(w))));
+    }
+    return set + sign_row_tail(v, j, n, out);
+}
+
+const MaskTable kSse2{"sse2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
 
 }  // namespace
 
