@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import hailo_decode as hd
+from hailo_decode.detections import MaskLogits
 from hailo_decode.formats import byte_mask
 
 from seg_reference import iou, make_seg_case, process_mask, process_mask_native, quantize_case
@@ -322,6 +323,40 @@ def test_byte_mask_round_trip_and_sizes():
     small = np.zeros(2 + 38 + 10, np.uint8)
     d.to_hailo_byte_mask(out=small)
     assert small[:2].view("<u2")[0] < len(d)
+
+
+def test_byte_mask_from_logits_crops_with_the_decoded_pixel_box():
+    """FUZZING.md run 14: a box decoded in pixels whose left edge lies one float32 ulp past a
+    column (52.000004) comes back from its normalized form (52.000004 / 96 * 96) as 52.0 exactly.
+    The masks leave column 52 out (Ultralytics keeps x when x1 <= x); the byte mask written from
+    the logits must hold those masks, not a mask re-cropped with the rounded box."""
+    H = W = 96
+    x1 = np.nextafter(np.float32(52), np.float32(100))
+    assert np.float32(x1 / np.float32(W)) * np.float32(W) == 52.0  # the premise of the case
+    # One box inside the image and one reaching past it (as in the fuzz case), every logit positive.
+    boxes = np.array([[x1, 60, 90, 80], [x1, 60, 196, 132.00134]], np.float32)
+    grid = (24, 24, H, W)
+    windows = np.array([[0, 0, 24, 24]] * 2, np.int32)
+    offsets = np.array([0, 0], np.int64)
+    logits = np.ones(24 * 24, np.float32)
+    meta = dict(box_format="xyxy_pixels", image_size=(H, W), num_classes=1, max_per_class=None)
+    d = hd.Detections._trusted(boxes, np.array([0.9, 0.8], np.float32), np.zeros(2, np.int32), meta=meta,
+                               mask_logits=MaskLogits(windows, offsets, logits, grid))
+    # The reference: pixel (y, x) is in when x1 <= x < x2 and y1 <= y < y2 (a positive logit everywhere).
+    ys, xs = np.mgrid[0:H, 0:W].astype(np.float32)
+    want = np.stack([(xs >= b[0]) & (xs < b[2]) & (ys >= b[1]) & (ys < b[3]) for b in boxes])
+    assert not want[:, :, 52].any() and want[:, 60, 53].all()
+    assert np.array_equal(d.masks, want)
+    buf = d.to_hailo_byte_mask()
+    back = hd.decode_hailo_nms(buf, format="byte_mask", image_size=(H, W))
+    assert len(back) == 2
+    # HailoRT's crops start at column ceil(0.5416667 * 96) = 52 and reach the image's edge: every
+    # mask pixel is inside them, so the masks come back whole and column 52 stays empty.
+    assert [byte_mask.mask_crop(b, (H, W))[0] for b in back.boxes] == [52, 52]
+    assert np.array_equal(back.masks, want)
+    # The same bytes as written from the masks themselves.
+    from_masks, _ = byte_mask.write_byte_mask(d.boxes_as("yxyx_normalized"), d.scores, d.class_ids, want)
+    assert np.array_equal(buf, from_masks)
 
 
 def test_byte_mask_batch_and_bad_format():

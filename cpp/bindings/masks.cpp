@@ -121,8 +121,11 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
 
 py::tuple packed(const ByteMaskPacked& r) { return py::make_tuple(r.detections, r.bytes, r.truncated); }
 
-py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, F32 logits, py::tuple grid, py::array out) {
+py::tuple pack_logits(F32 boxes, F32 crops, F32 scores, I32 classes, I32 win, I64 offsets, F32 logits, py::tuple grid,
+                      py::array out) {
     check_detection_arrays(boxes, scores, classes);
+    if (crops.ndim() != 2 || crops.shape(1) != 4 || crops.shape(0) != boxes.shape(0))
+        throw py::value_error("crops must be (n, 4) xyxy input pixels, one per box");
     const MaskGrid g = grid_of(grid);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
     const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
@@ -132,7 +135,8 @@ py::tuple pack_logits(F32 boxes, F32 scores, I32 classes, I32 win, I64 offsets, 
     ByteMaskPacked r;
     {
         py::gil_scoped_release release;
-        r = pack_byte_mask(boxes.data(), scores.data(), classes.data(), w.size(), w.data(), logits.data(), g, dst, size);
+        r = pack_byte_mask(boxes.data(), crops.data(), scores.data(), classes.data(), w.size(), w.data(), logits.data(), g,
+                           dst, size);
     }
     return packed(r);
 }
@@ -185,9 +189,10 @@ void bind_masks(py::module_& m) {
         return sampling_tuple(sampling_native(grid_of(g), h, w));
     }, py::arg("grid"), py::arg("height"), py::arg("width"),
           "Ultralytics' process_mask_native (retina_masks) sampling to an original (height, width) letterboxed into the input.");
-    m.def("pack_byte_mask", &pack_logits, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
-          py::arg("windows"), py::arg("offsets"), py::arg("logits"), py::arg("grid"), py::arg("out"),
-          "HAILO_NMS_WITH_BYTE_MASK from window logits; returns (detections, bytes, truncated).");
+    m.def("pack_byte_mask", &pack_logits, py::arg("boxes_yxyx"), py::arg("crops"), py::arg("scores"),
+          py::arg("class_ids"), py::arg("windows"), py::arg("offsets"), py::arg("logits"), py::arg("grid"), py::arg("out"),
+          "HAILO_NMS_WITH_BYTE_MASK from window logits, each mask cropped with crops (n, 4) xyxy input pixels (the "
+          "boxes the masks are cropped with); returns (detections, bytes, truncated).");
     m.def("pack_byte_mask_from_masks", &pack_masks, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("masks"), py::arg("out"), "HAILO_NMS_WITH_BYTE_MASK from (n, H, W) masks; returns (detections, bytes, truncated).");
     m.def("byte_mask_frame_bytes", &byte_mask_frame_bytes, py::arg("max_total"), py::arg("mask_budget"));

@@ -70,16 +70,14 @@ ByteMaskCrop byte_mask_crop(float y_min, float x_min, float y_max, float x_max, 
     return c;
 }
 
-ByteMaskPacked pack_byte_mask(const float* boxes, const float* scores, const int32_t* class_ids, size_t count,
-                              const MaskWindow* windows, const float* logits, const MaskGrid& g, uint8_t* out,
-                              size_t out_bytes) {
+ByteMaskPacked pack_byte_mask(const float* boxes, const float* crops, const float* scores, const int32_t* class_ids,
+                              size_t count, const MaskWindow* windows, const float* logits, const MaskGrid& g,
+                              uint8_t* out, size_t out_bytes) {
     MaskScratch scratch;
     const MaskSampling to_input = sampling_to_input(g);
     return pack(boxes, scores, class_ids, count, g.image_height, g.image_width, out, out_bytes,
                 [&](size_t i, const ByteMaskCrop& crop, uint8_t* dst) {
-                    const float* b = boxes + 4 * i;
-                    const float px[4] = {b[1] * float(g.image_width), b[0] * float(g.image_height),
-                                         b[3] * float(g.image_width), b[2] * float(g.image_height)};
+                    const float* px = crops + 4 * i;  // the pixel box the masks are cropped with
                     if (crop.width == 0 || crop.height == 0) return;
                     // Rows and columns past int range cannot be inside the image: rendered as 0.
                     const int r0 = int(std::min<uint32_t>(crop.y0, uint32_t(g.image_height)));

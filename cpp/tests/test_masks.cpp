@@ -607,14 +607,16 @@ static void test_pack_byte_mask() {
     MaskWindow wins[2] = {full, full};
     MaskScratch sc;
     std::vector<uint8_t> rendered(2 * H * W);
+    float px[8];
     for (int i = 0; i < 2; ++i) {
         const float* b = boxes + 4 * i;
-        const float px[4] = {b[1] * W, b[0] * H, b[3] * W, b[2] * H};
-        render_mask(map.data(), full, g, sampling_to_input(g), px, 0, 0, H, W, rendered.data() + i * H * W, W, sc);
+        const float p[4] = {b[1] * W, b[0] * H, b[3] * W, b[2] * H};
+        std::memcpy(px + 4 * i, p, sizeof p);
+        render_mask(map.data(), full, g, sampling_to_input(g), p, 0, 0, H, W, rendered.data() + i * H * W, W, sc);
     }
     std::vector<uint8_t> a(need + 1, 0), b2(need + 1, 0);
     pack_byte_mask_from_masks(boxes, scores, classes, 2, rendered.data(), H, W, a.data(), a.size());
-    pack_byte_mask(boxes, scores, classes, 2, wins, map.data(), g, b2.data(), b2.size());
+    pack_byte_mask(boxes, px, scores, classes, 2, wins, map.data(), g, b2.data(), b2.size());
     CHECK(a == b2);
 }
 
@@ -695,6 +697,38 @@ static void test_native_sampling() {
     CHECK(kernels::select(mask_tables().back()->name));
 }
 
+// FUZZING.md run 14: the masks are cropped with the pixel box as decoded. A left edge one ulp
+// past column 52 (52.000004) leaves column 52 out; normalized (/ 96) and scaled back (* 96) it
+// is 52.0 exactly. The byte mask from logits must hold the masks' pixels, not re-crop with that.
+static void test_pack_byte_mask_uses_the_pixel_crop() {
+    const int H = 96, W = 96;
+    const float x1 = std::nextafter(52.0f, 100.0f);
+    const float xn = x1 / float(W);
+    CHECK(xn * float(W) == 52.0f);  // the premise: the normalized box rounds back onto the column
+    const float px[4] = {x1, 60.0f, 90.0f, 80.0f};
+    const float boxes[4] = {60.0f / float(H), xn, 80.0f / float(H), 90.0f / float(W)};
+    const float score = 0.9f;
+    const int32_t cls = 0;
+    const MaskGrid g{24, 24, H, W};
+    std::vector<float> map(24 * 24, 1.0f);  // every logit positive: the mask is the crop
+    const MaskWindow full{0, 0, 24, 24, 0};
+    const ByteMaskCrop c = byte_mask_crop(boxes[0], boxes[1], boxes[2], boxes[3], H, W);
+    CHECK(c.x0 == 52 && c.y0 == 60);
+    std::vector<uint8_t> buf(2 + 38 + size_t(c.width) * c.height + 1, 0xAB);
+    const ByteMaskPacked r = pack_byte_mask(boxes, px, &score, &cls, 1, &full, map.data(), g, buf.data(), buf.size());
+    CHECK(r.detections == 1);
+    const uint8_t* m = buf.data() + 2 + 38;
+    bool ok = true;
+    for (uint32_t y = 0; y < c.height; ++y)
+        for (uint32_t x = 0; x < c.width; ++x) {
+            const float fx = float(c.x0 + x), fy = float(c.y0 + y);  // x1 <= x < x2, y1 <= y < y2
+            const uint8_t want = fx >= px[0] && fx < px[2] && fy >= px[1] && fy < px[3];
+            ok = ok && m[size_t(y) * c.width + x] == want;
+        }
+    CHECK(ok);
+    CHECK(m[0] == 0);  // column 52 of row 60
+}
+
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_kernels_agree();
@@ -704,5 +738,6 @@ int main() {
     test_decoder_masks();
     test_pack_byte_mask();
     test_native_sampling();
+    test_pack_byte_mask_uses_the_pixel_crop();
     return report();
 }

@@ -212,7 +212,10 @@ class Detections:
         boxes = np.ascontiguousarray(self.boxes_as("yxyx_normalized"), dtype=np.float32)
         ml = self._mask_logits
         if ml is not None and self._mask_view is None:
-            _core.pack_byte_mask(boxes, self.scores, self.class_ids, ml.windows, ml.offsets, ml.logits, ml.grid, out)
+            # Cropped with the pixel boxes `masks` uses, not boxes * size: x / W * W need not be x in float32.
+            crops = np.ascontiguousarray(self.boxes_as("xyxy_pixels"), dtype=np.float32)
+            _core.pack_byte_mask(boxes, crops, self.scores, self.class_ids, ml.windows, ml.offsets, ml.logits, ml.grid,
+                                 out)
         else:
             masks = self.masks
             assert masks is not None

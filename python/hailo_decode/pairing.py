@@ -147,6 +147,62 @@ def _check_task_outputs(heads: Sequence[Head], by_name: Mapping[str, OutputInfo]
     return found, c // dims, dims
 
 
+_FAMILY_ADVICE = ("use DecoderConfig.from_nms_json(...) (the Model Zoo JSON) or DecoderConfig.from_hef(...) (a HEF with "
+                  "its NMS op)")
+
+
+def _anchor_reading(channels: int) -> Optional[Tuple[int, int]]:
+    """(anchors, classes) of one YOLOv5/YOLOv7 tensor of `channels` = anchors x (5 + classes),
+    three anchors (both repositories' default) first; None when no count from 1 to 5 fits."""
+    for a in (3, 1, 2, 4, 5):
+        if channels % a == 0 and channels // a >= 6:
+            return a, channels // a - 5
+    return None
+
+
+def _yolox_classes(trio: Sequence[OutputInfo]) -> Optional[int]:
+    """The class count of a grid holding YOLOX's reg (4), objectness (1) and class outputs, else None."""
+    rest = sorted(o.channels for o in trio)
+    if len(rest) != 3 or 4 not in rest or 1 not in rest:
+        return None
+    rest.remove(4)
+    rest.remove(1)
+    return rest[0]
+
+
+def _family_hint(groups: Mapping[Tuple[int, int], Sequence[OutputInfo]], task: Optional[str]) -> Optional[str]:
+    """What the outputs look like when they are not DFL heads the shapes alone configure: YOLOv5/
+    YOLOv7 anchor heads (one tensor per grid; their anchors are not in the tensors) or YOLOX heads
+    (reg 4, objectness 1, classes per grid), which a (4, 1, nc) triple shares with YOLO26's
+    end-to-end OBB head (a 4-channel box, nc classes, a 1-channel angle). None when neither fits."""
+    grids = list(groups.values())
+    if all(len(g) == 1 for g in grids):
+        channels = {g[0].channels for g in grids}
+        reading = _anchor_reading(next(iter(channels))) if len(channels) == 1 else None
+        if reading is None:
+            return None
+        a, nc = reading
+        return (f"one tensor per grid looks like YOLOv5/YOLOv7 anchor heads ({a} anchor{'' if a == 1 else 's'} x "
+                f"(5 + {nc} class{'' if nc == 1 else 'es'}) = {a * (5 + nc)} channels): their anchors are not in the "
+                f"tensors; {_FAMILY_ADVICE}, or heads=[AnchorHead(output, anchors=((w, h), ...), stride=...), ...]")
+    if task not in (None, "detect", "obb") or not all(len(g) == 3 for g in grids):
+        return None
+    classes = {_yolox_classes(g) for g in grids}
+    if len(classes) != 1 or None in classes:
+        return None
+    nc = cast(int, classes.pop())
+    hint = (f"4, 1 and {nc} channels per grid look like YOLOX heads (reg, objectness, {nc} class"
+            f"{'' if nc == 1 else 'es'}): {_FAMILY_ADVICE}, or heads=[YoloxHead(reg, obj, cls, stride=...), ...]")
+    if task == "detect":
+        return hint
+    # Only the 4-channel output can be the box then, and only the 1-channel one the angle, unless
+    # the class count is 4 or 1 too.
+    by_shape = "task='obb', bins=1 (or heads=[Head(box, cls, angle=...), ...])" if nc not in (1, 4) else \
+        "heads=[Head(box, cls, angle=...), ...]"
+    return (f"{hint}. Or YOLO26's end-to-end OBB head (a 4-channel box, {nc} class{'' if nc == 1 else 'es'}, a "
+            f"1-channel angle): {by_shape} with end2end=True, angle_decode='raw'")
+
+
 def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int], task: Optional[str] = None,
                    keypoint_dims: Optional[int] = None) -> List[Head]:
     """Pairs outputs sharing a grid into heads: (box, cls) for detection, (box, cls, kpt) for pose,
@@ -163,6 +219,10 @@ def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int], task: Opt
         per = "two (box, class)" if task == "detect" else "three (box, class, kpt or angle)" \
             if task in ("pose", "obb") else "two (box, class) or three (box, class, kpt or angle)"
         bad = {g: [o.name for o in os_] for g, os_ in groups.items()}
+        hint = _family_hint(groups, task)
+        if hint is not None:
+            names = {g: [f"{o.name} ({o.channels} ch)" for o in os_] for g, os_ in groups.items()}
+            raise ValueError(f"cannot pair outputs by shape: {names}: {hint}")
         raise ValueError(f"cannot pair outputs by shape: each grid needs {per} outputs, got {bad}; {advice}")
     ordered = sorted(groups.items(), key=lambda kv: -kv[0][0] * kv[0][1])
     if sizes == {2}:
@@ -201,6 +261,9 @@ def _pair_by_shape(outputs: Sequence[OutputInfo], bins: Optional[int], task: Opt
         if all(len(options) == 1 for options in per_grid):
             return [options[0] for options in per_grid]
     names = {g: [f"{o.name} ({o.channels} ch)" for o in os_] for g, os_ in groups.items()}
+    hint = _family_hint(groups, task)
+    if hint is not None:
+        raise ValueError(f"cannot pair outputs by shape: {names}: {hint}")
     if not readings:
         raise ValueError(f"cannot pair outputs by shape: no reading as box (4 x bins), class and kpt (a multiple of "
                          f"{dims}) or angle (1 channel) fits every grid: {names}; {advice}")

@@ -43,12 +43,15 @@ struct ByteMaskPacked {
     bool truncated = false; // a detection did not fit and it and the rest were left out
 };
 
-// Detections i in [0, count), in the given order: boxes_yxyx normalized, their mask windows and
-// logits as the decoder produced them (hailo_decode/decoder.hpp), rendered at the input size as
-// render_mask does with the box (in input pixels) as the crop. The rest of `out` is left as it is.
-ByteMaskPacked pack_byte_mask(const float* boxes_yxyx, const float* scores, const int32_t* class_ids, size_t count,
-                              const MaskWindow* windows, const float* logits, const MaskGrid& grid, uint8_t* out,
-                              size_t out_bytes);
+// Detections i in [0, count), in the given order: boxes_yxyx normalized (the records and
+// HailoRT's crop of each), their mask windows and logits as the decoder produced them
+// (hailo_decode/decoder.hpp), rendered at the input size as render_mask does with crops_xyxy[i]
+// (the box in input pixels, as the masks were cropped) as the crop. The crop is not re-derived
+// from the normalized box: x / W * W need not give x back in float32, and a box edge one ulp past
+// a pixel column would then take in a column the masks leave out. The rest of `out` is left as it is.
+ByteMaskPacked pack_byte_mask(const float* boxes_yxyx, const float* crops_xyxy, const float* scores,
+                              const int32_t* class_ids, size_t count, const MaskWindow* windows, const float* logits,
+                              const MaskGrid& grid, uint8_t* out, size_t out_bytes);
 
 // The same from masks already at the input size: masks[i] is (H, W) bytes, nonzero = object.
 ByteMaskPacked pack_byte_mask_from_masks(const float* boxes_yxyx, const float* scores, const int32_t* class_ids,
