@@ -139,6 +139,43 @@ static void test_kernels_agree() {
                 v16[off + at] = 0;
             }
     }
+    // The per-cell maximum: against the definition (every path), for cell widths below, at and
+    // between the vector widths, cell counts around the 8-cell groups, pitches with gaps, and the
+    // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
+    // buffer ends exactly at the last cell's last channel: a read past it would be out of bounds
+    // (sanitizer builds).
+    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u}) {
+        for (size_t pitch : {channels, channels + 3}) {
+            for (size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 80u}) {
+                std::vector<uint8_t> buf(n ? (n - 1) * pitch + channels : 0);
+                for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 26);  // 0..63: low, so a planted 255 stands out
+                std::vector<uint8_t> want(n), got(n + 8);
+                auto expect = [&] {
+                    for (size_t i = 0; i < n; ++i) {
+                        uint8_t m = 0;
+                        for (size_t c = 0; c < channels; ++c) m = std::max(m, buf[i * pitch + c]);
+                        want[i] = m;
+                    }
+                };
+                auto agree = [&] {
+                    expect();
+                    for (const kernels::Table* k : tables()) {
+                        k->cell_max_u8(buf.data(), pitch, channels, n, got.data());
+                        CHECK(std::equal(want.begin(), want.end(), got.begin()));
+                    }
+                };
+                agree();
+                if (n == 0) continue;
+                for (size_t c = 0; c < channels; ++c) {  // one cell's maximum at each channel in turn
+                    const size_t cell = c % n;
+                    const uint8_t old = buf[cell * pitch + c];
+                    buf[cell * pitch + c] = uint8_t(200 + c % 56);
+                    agree();
+                    buf[cell * pitch + c] = old;
+                }
+            }
+        }
+    }
     for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {
         std::vector<uint8_t> v8(n), l8(n);
         std::vector<uint16_t> v16(n), l16(n);
