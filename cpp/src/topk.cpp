@@ -275,9 +275,14 @@ void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
 }
 
 TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
-    size_t h = size_t(std::upper_bound(ws.head_start.begin(), ws.head_start.end(), size_t(anchor)) - ws.head_start.begin()) - 1;
+    size_t h = ws.head_start.size() - 1;  // the last head starting at or before it (a few heads: a linear search)
+    while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
     const size_t local = size_t(anchor) - ws.head_start[h];
     const size_t width = size_t(heads[h].cls->width);
+    if (local <= UINT32_MAX) {  // 32-bit division, several times quicker than 64-bit on some x86 cores
+        const uint32_t row = uint32_t(local) / uint32_t(width);
+        return TopkAnchor{uint32_t(h), int32_t(row), int32_t(uint32_t(local) - row * uint32_t(width))};
+    }
     return TopkAnchor{uint32_t(h), int32_t(local / width), int32_t(local % width)};
 }
 
