@@ -553,6 +553,60 @@ static void test_no_allocation_after_warmup() {
         for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
         CHECK(g_allocations.load() == before);
     }
+    // The end-to-end selection (uint8: the counting path; both stages and the boxes) too.
+    for (Order order : {Order::NHWC, Order::NHCW}) {
+        SyntheticModel m(2, order, order != Order::NHWC);
+        m.cfg.settings.end2end = true;
+        m.cfg.settings.score_threshold = {0.001f};
+        Decoder dec(m.cfg);
+        auto p = m.ptrs();
+        auto n = m.sizes();
+        dec.decode(p.data(), n.data(), 2);
+        CHECK(dec.frame(0).second > 10);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
+        CHECK(g_allocations.load() == before);
+    }
+    // YOLOX heads (the objectness scan, the class scan of passing cells).
+    {
+        Config cfg;
+        std::vector<std::vector<uint8_t>> buffers;
+        uint32_t seed = 99;
+        const int strides[3] = {8, 16, 32};
+        for (int h = 0; h < 3; ++h) {
+            const int g = 320 / strides[h];
+            const int channels[3] = {4, 1, 80};
+            const char* role[3] = {"reg", "obj", "cls"};
+            for (int r = 0; r < 3; ++r) {
+                TensorSpec t = spec(role[r], DType::U8, Order::NHWC, g, g, channels[r], g, g, channels[r]);
+                t.name = std::string(role[r]) + std::to_string(h);
+                t.scale = {r == 0 ? 0.05f : 1.0f / 255.0f};
+                t.zp = {r == 0 ? 128.0f : 0.0f};
+                cfg.outputs.push_back(t);
+                std::vector<uint8_t> b(t.frame_stride * 2);
+                for (auto& v : b) v = uint8_t(r == 1 && (lcg(seed) >> 24) % 20 ? 10 : (lcg(seed) >> 24));
+                buffers.push_back(b);
+            }
+            HeadSpec hs;
+            hs.box_output = 3 * h;
+            hs.obj_output = 3 * h + 1;
+            hs.cls_output = 3 * h + 2;
+            hs.stride = strides[h];
+            cfg.heads.push_back(hs);
+        }
+        cfg.kind = HeadKind::YOLOX;
+        cfg.num_classes = 80;
+        cfg.settings.image_height = cfg.settings.image_width = 320;
+        Decoder dec(cfg);
+        std::vector<const void*> p;
+        std::vector<size_t> n;
+        for (auto& b : buffers) { p.push_back(b.data()); n.push_back(b.size()); }
+        dec.decode(p.data(), n.data(), 2);
+        CHECK(dec.frame(0).second > 10);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
+        CHECK(g_allocations.load() == before);
+    }
 }
 
 static bool same(const Decoder& a, const Decoder& b, size_t frames) {
