@@ -403,8 +403,14 @@ PYBIND11_MODULE(_native, m) {
             const py::array& a = std::get<0>(t);
             if (!(a.flags() & py::array::c_style)) throw py::value_error("arrays must be C-contiguous");
             const Span sp{static_cast<const uint8_t*>(a.data()), std::get<1>(t), std::get<2>(t), std::get<3>(t), std::get<4>(t)};
-            if (sp.count && (sp.length == 0 || sp.offset + (sp.count - 1) * sp.stride + sp.length > size_t(a.nbytes())))
-                throw py::value_error("span reaches past its array's " + std::to_string(a.nbytes()) + " bytes");
+            const size_t nbytes = size_t(a.nbytes());
+            // offset + (count - 1) * stride + length <= nbytes, without overflow
+            const bool inside = sp.length > 0 && sp.offset <= nbytes && sp.length <= nbytes - sp.offset &&
+                                (sp.stride == 0 || sp.count - 1 <= (nbytes - sp.offset - sp.length) / sp.stride);
+            if (sp.count && !inside)
+                throw py::value_error("span (offset " + std::to_string(sp.offset) + ", stride " + std::to_string(sp.stride) +
+                                      ", count " + std::to_string(sp.count) + ", length " + std::to_string(sp.length) +
+                                      ") reaches past its array's " + std::to_string(nbytes) + " bytes");
             plan.push_back(sp);
         }
         std::vector<double> times(iterations);
