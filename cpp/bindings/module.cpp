@@ -396,7 +396,7 @@ PYBIND11_MODULE(_native, m) {
                                size_t iterations) {
         // One read pass over chosen bytes only: per span (array, offset, stride, count, length),
         // the `length` bytes at offset + i * stride for i < count (length 1: one load each, the
-        // strided objectness bytes of an anchor head; longer: the byte_sum kernel per record).
+        // strided objectness bytes of an anchor head; under 32: inline; longer: the byte_sum kernel).
         struct Span { const uint8_t* p; size_t offset, stride, count, length; };
         std::vector<Span> plan;
         for (const auto& t : spans) {
@@ -428,6 +428,9 @@ PYBIND11_MODULE(_native, m) {
                     for (; i + 2 <= sp.count; i += 2) { a0 += p[i * sp.stride]; a1 += p[(i + 1) * sp.stride]; }
                     if (i < sp.count) a0 += p[i * sp.stride];
                     s += a0 + a1;
+                } else if (sp.length < 32) {  // short records (a box's 4 values): inline, no call each
+                    for (size_t i = 0; i < sp.count; ++i)
+                        for (size_t j = 0; j < sp.length; ++j) s += p[i * sp.stride + j];
                 } else {
                     for (size_t i = 0; i < sp.count; ++i) s += k.byte_sum(p + i * sp.stride, sp.length);
                 }
