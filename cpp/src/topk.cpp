@@ -258,6 +258,7 @@ void select_top(ScratchVector<TopkKey>& keys, size_t k) {
 void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
     const size_t start = ws.best.size(), n = cells_of(head);
     ws.head_start.push_back(start);
+    ws.head_row_scale.push_back(1.0 / double(head.cls->width > 0 ? head.cls->width : 1));
     ws.best.resize(start + n);
     ws.maxima.resize(start + n);
     const bool bytes = takes_byte_path(head);
@@ -272,18 +273,6 @@ void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
         case DType::U16: add_anchors_t<uint16_t>(head, start, ws); break;
         case DType::F32: add_anchors_t<float>(head, start, ws); break;
     }
-}
-
-TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
-    size_t h = ws.head_start.size() - 1;  // the last head starting at or before it (a few heads: a linear search)
-    while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
-    const size_t local = size_t(anchor) - ws.head_start[h];
-    const size_t width = size_t(heads[h].cls->width);
-    if (local <= UINT32_MAX) {  // 32-bit division, several times quicker than 64-bit on some x86 cores
-        const uint32_t row = uint32_t(local) / uint32_t(width);
-        return TopkAnchor{uint32_t(h), int32_t(row), int32_t(uint32_t(local) - row * uint32_t(width))};
-    }
-    return TopkAnchor{uint32_t(h), int32_t(local / width), int32_t(local % width)};
 }
 
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {

@@ -51,6 +51,7 @@ struct TopkWorkspace {
     ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
                                      // (the general path; the byte path below fills it only when a head needs it)
     std::vector<size_t> head_start;  // where each head's cells start in `best` (and `maxima`)
+    std::vector<double> head_row_scale;  // 1 / width of each head (anchor_at)
     size_t passing = 0;              // cells not gated out
     ScratchVector<float> scratch;    // for the k-th best score
     ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
@@ -69,6 +70,7 @@ struct TopkWorkspace {
     void clear() {
         best.clear();
         head_start.clear();
+        head_row_scale.clear();
         passing = 0;
         ranked.clear();
         byte_path.clear();
@@ -103,8 +105,25 @@ void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 // floats) and ranks only the anchors at or above it (ties at it included, so the result is exact).
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
 
-// Head, row and column of an anchor (an index into ws.best).
-TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor);
+// Head, row and column of an anchor (an index into ws.best). Inline, and the row by a multiply
+// with the head's 1 / width (then corrected to the exact quotient) rather than a division: it
+// runs twice per chosen anchor, where a call returning through the stack and an integer division
+// took a tenth of the end-to-end time.
+inline TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
+    size_t h = ws.head_start.size() - 1;  // the last head starting at or before it (a few heads)
+    while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
+    const uint64_t local = anchor - ws.head_start[h];
+    const uint64_t width = uint64_t(heads[h].cls->width);
+    uint64_t row;
+    if (local < (uint64_t(1) << 52)) {  // exact in a double: the product is at most one off
+        row = uint64_t(double(local) * ws.head_row_scale[h]);
+        if (row * width > local) --row;
+        else if ((row + 1) * width <= local) ++row;
+    } else {
+        row = local / width;
+    }
+    return TopkAnchor{uint32_t(h), int32_t(row), int32_t(local - row * width)};
+}
 
 }  // namespace detail
 }  // namespace hailo_decode
