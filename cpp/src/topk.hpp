@@ -6,8 +6,9 @@
 //   then the confidence test and max_det (utils/nms.py, the end2end branch).
 // With agnostic, stage 1 alone, each anchor with its best class.
 //
-// Both stages are selections (std::nth_element, then a sort of the k kept), not sorts of every
-// anchor. torch.topk leaves the order of equal scores unspecified; here it is fixed:
+// Both stages are selections, not sorts of every anchor: counting selections on uint8 heads (the
+// byte path, select_end2end below), otherwise std::nth_element then a sort of the k kept.
+// torch.topk leaves the order of equal scores unspecified; here it is fixed:
 //   stage 1: best score descending, then anchor index ascending (heads in config order, each
 //            row-major: the order Ultralytics concatenates anchors in);
 //   stage 2: score descending, then stage-1 rank ascending, then class ascending (the flattened
