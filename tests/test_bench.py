@@ -92,3 +92,19 @@ def test_plot_without_matplotlib_stops_before_measuring(monkeypatch, capsys):
     monkeypatch.setattr(bench, "run", lambda **kw: pytest.fail("measured without a way to plot"))
     assert bench.main(SimpleNamespace(plot="x.png", quick=True, json=None)) == 2
     assert "pip install 'hailo-decode[plot]'" in capsys.readouterr().err
+
+
+def test_span_pass_times_only_spans_inside_their_arrays():
+    """_core.time_span_pass (benchmarks/families.py's must-read pass) reads only inside its arrays:
+    a span reaching past the end, by its offset, length, stride or count (overflowing sizes
+    included), is refused with the array's size named."""
+    from hailo_decode import _core
+
+    a = np.arange(100, dtype=np.uint8)
+    times = _core.time_span_pass([(a, 4, 10, 10, 1), (a, 0, 0, 1, 100), (a, 90, 5, 2, 5)], 3)
+    assert len(times) == 3 and all(t >= 0 for t in times)
+    for bad in ((a, 4, 10, 11, 1), (a, 0, 0, 1, 101), (a, 100, 0, 1, 1), (a, 91, 5, 2, 5), (a, 0, 2**62, 5, 1),
+                (a, 2**64 - 1, 0, 1, 2)):
+        with pytest.raises(ValueError, match="100 bytes"):
+            _core.time_span_pass([bad], 1)
+    assert _core.time_span_pass([(a, 10**6, 1, 0, 1)], 1)  # count 0 reads nothing

@@ -227,6 +227,68 @@ def test_per_class_thresholds_and_allow_list_take_slots_first():
     assert len(got) < len(everything[1])  # the left-out classes did take slots
 
 
+def _heads_with_quantizations(rng, quants, nc, fill):
+    """uint8 heads (16x16, 8x8, 4x4, 1 bin), head k's classes quantized with quants[k] (zp,
+    scale), class bytes from fill(shape)."""
+    outputs, heads, raw = [], [], {}
+    for k, ((gh, gw), (zp, scale)) in enumerate(zip(((16, 16), (8, 8), (4, 4)), quants)):
+        box = rng.integers(20, 120, size=(gh, gw, 4)).astype(np.uint8)
+        cls = fill((gh, gw, nc))
+        raw[f"box{k}"], raw[f"cls{k}"] = box, cls
+        outputs += [hd.OutputInfo(f"box{k}", box.shape, "uint8", zp=0, scale=0.05),
+                    hd.OutputInfo(f"cls{k}", cls.shape, "uint8", zp=zp, scale=scale)]
+        heads.append(hd.Head(f"box{k}", f"cls{k}", 128 // gw))
+    return outputs, heads, raw
+
+
+@pytest.mark.parametrize("agnostic", [False, True])
+@pytest.mark.parametrize("max_det,conf", [(7, 0.1), (50, 0.001), (300, 0.001), (300, 0.4)])
+def test_heads_with_their_own_quantization_tie_across_heads(agnostic, max_det, conf):
+    """Each head its own zp/scale (powers of two, so that equal scores come from different bytes of
+    different heads), and one head per channel (the general path beside the byte path): the
+    counting selection's score levels span heads, and its order is the stated one."""
+    rng = np.random.default_rng(31 + agnostic)
+    nc = 7
+
+    def fill(shape):
+        return rng.choice(np.array([0, 3, 8, 16, 40, 64, 66, 128, 130, 200], np.uint8), size=shape)
+
+    per_channel = (tuple(float(v) for v in rng.integers(0, 3, nc)), tuple(1 / 128 for _ in range(nc)))
+    for quants in (((0, 1 / 256), (0, 1 / 128), (2, 1 / 256)), ((0, 1 / 256), per_channel, (0, 1 / 64))):
+        outputs, heads, raw = _heads_with_quantizations(rng, quants, nc, fill)
+        cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics", class_activation="none",
+                               end2end=True, agnostic=agnostic, max_total=max_det, score_threshold=conf)
+        got = hd.Decoder(cfg)(raw)
+        ref = _numpy_reference(raw, cfg, conf=conf, agnostic=agnostic, max_det=max_det)
+        assert any(len(g) > 1 for g in tie_groups(ref[1]))
+        _check_exact(got, ref)
+
+
+@pytest.mark.parametrize("agnostic", [False, True])
+def test_sigmoid_saturation_ties_bytes_of_one_head(agnostic):
+    """Sigmoid logits with a wide scale: every byte from 162 up scores exactly 1.0 in float32, so
+    one score comes from many bytes of one head (and of every head); more such anchors than k, so
+    that the k-th place falls inside that tie and anchor, then class order decides."""
+    rng = np.random.default_rng(77)
+    nc = 5
+
+    def fill(shape):
+        v = rng.integers(0, 60, size=shape)  # logits <= -34: scores far below the saturated ones
+        hot = rng.random(shape) < 0.5
+        v[hot] = rng.integers(162, 256, size=int(hot.sum()))
+        return v.astype(np.uint8)
+
+    outputs, heads, raw = _heads_with_quantizations(rng, [(128, 0.5)] * 3, nc, fill)
+    for max_det in (50, 300):
+        cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics",
+                               class_activation="sigmoid", end2end=True, agnostic=agnostic, max_total=max_det,
+                               score_threshold=0.5)
+        got = hd.Decoder(cfg)(raw)
+        ref = _numpy_reference(raw, cfg, conf=0.5, agnostic=agnostic, max_det=max_det)
+        assert len(ref[1]) == max_det and np.all(ref[1] == 1.0)
+        _check_exact(got, ref)
+
+
 def test_sigmoid_logits_match_the_numpy_model():
     rng = np.random.default_rng(5)
     outputs, heads, raw = _synthetic(rng, bins=1, dtype="uint8", nc=6, levels=40)

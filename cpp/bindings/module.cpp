@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arrays.hpp"
@@ -396,6 +397,55 @@ PYBIND11_MODULE(_native, m) {
         }
         return times;
     }, py::arg("arrays"), py::arg("iterations"), "Seconds per read pass over the arrays' bytes (benchmarks).");
+    m.def("time_span_pass", [](const std::vector<std::tuple<py::array, size_t, size_t, size_t, size_t>>& spans,
+                               size_t iterations) {
+        // One read pass over chosen bytes only: per span (array, offset, stride, count, length),
+        // the `length` bytes at offset + i * stride for i < count (length 1: one load each, the
+        // strided objectness bytes of an anchor head; under 32: inline; longer: the byte_sum kernel).
+        struct Span { const uint8_t* p; size_t offset, stride, count, length; };
+        std::vector<Span> plan;
+        for (const auto& t : spans) {
+            const py::array& a = std::get<0>(t);
+            if (!(a.flags() & py::array::c_style)) throw py::value_error("arrays must be C-contiguous");
+            const Span sp{static_cast<const uint8_t*>(a.data()), std::get<1>(t), std::get<2>(t), std::get<3>(t), std::get<4>(t)};
+            const size_t nbytes = size_t(a.nbytes());
+            // offset + (count - 1) * stride + length <= nbytes, without overflow
+            const bool inside = sp.length > 0 && sp.offset <= nbytes && sp.length <= nbytes - sp.offset &&
+                                (sp.stride == 0 || sp.count - 1 <= (nbytes - sp.offset - sp.length) / sp.stride);
+            if (sp.count && !inside)
+                throw py::value_error("span (offset " + std::to_string(sp.offset) + ", stride " + std::to_string(sp.stride) +
+                                      ", count " + std::to_string(sp.count) + ", length " + std::to_string(sp.length) +
+                                      ") reaches past its array's " + std::to_string(nbytes) + " bytes");
+            plan.push_back(sp);
+        }
+        std::vector<double> times(iterations);
+        volatile uint64_t sink = 0;
+        py::gil_scoped_release release;
+        const auto& k = kernels::active();
+        for (size_t it = 0; it < iterations; ++it) {
+            const auto t0 = std::chrono::steady_clock::now();
+            uint64_t s = 0;
+            for (const Span& sp : plan) {
+                const uint8_t* p = sp.p + sp.offset;
+                if (sp.length == 1) {
+                    uint64_t a0 = 0, a1 = 0;  // two sums: the loads do not wait on one chain of adds
+                    size_t i = 0;
+                    for (; i + 2 <= sp.count; i += 2) { a0 += p[i * sp.stride]; a1 += p[(i + 1) * sp.stride]; }
+                    if (i < sp.count) a0 += p[i * sp.stride];
+                    s += a0 + a1;
+                } else if (sp.length < 32) {  // short records (a box's 4 values): inline, no call each
+                    for (size_t i = 0; i < sp.count; ++i)
+                        for (size_t j = 0; j < sp.length; ++j) s += p[i * sp.stride + j];
+                } else {
+                    for (size_t i = 0; i < sp.count; ++i) s += k.byte_sum(p + i * sp.stride, sp.length);
+                }
+            }
+            sink = sink + s;
+            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        return times;
+    }, py::arg("spans"), py::arg("iterations"),
+       "Seconds per read pass over chosen bytes: spans of (array, offset, stride, count, length) (benchmarks).");
     m.def("select_simd", [](const std::string& name) {
         if (!kernels::select(name.c_str()))
             throw py::value_error("kernel path '" + name + "' is not available here; available: " + kernels::available());

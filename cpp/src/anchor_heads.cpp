@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "kernels/kernels.hpp"
 
 namespace hailo_decode {
 namespace detail {
@@ -65,6 +68,7 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             for (int a : hs.anchors) h.anchors.push_back(float(a));
             // Every channel takes the activation (YOLOv5 applies the sigmoid to the whole output).
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, s.sigmoid);
+            for (int a = 0; a < h.num_anchors; ++a) h.obj_offset.push_back(h.main->channel_offset[size_t(a * (5 + nc) + 4)]);
             h.obj = h.cls = nullptr;
             h.out_obj = h.out_cls = -1;
         } else {
@@ -136,11 +140,27 @@ int32_t AnchorHeads::class_cut(const ClassScorer& sc, const TensorView& cls, flo
 
 template <typename ScoreOf, typename Skip>
 void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], ScoreOf score_of, Skip skip,
-                           ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
+                           const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
+                           ScratchVector<Box>& boxes) const {
     const Settings& s = cfg_.settings;
     const uint32_t box_index = uint32_t(boxes.size());
     bool any = false;
-    if (s.multi_label) {
+    if (s.multi_label && class_bytes) {
+        if (cut > 255) return;  // no class byte can pass
+        const kernels::Table& k = kernels::active();
+        uint32_t hits[256];
+        for (int first = 0; first < cfg_.num_classes; first += 256) {
+            const size_t n = size_t(std::min(256, cfg_.num_classes - first));
+            const size_t found = k.scan_u8_uniform(class_bytes + first, uint8_t(cut), n, hits);
+            for (size_t j = 0; j < found; ++j) {
+                const int c = first + int(hits[j]);
+                const float score = score_of(c);
+                if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
+                candidates.push_back(Candidate{score, c, box_index});
+                any = true;
+            }
+        }
+    } else if (s.multi_label) {
         for (int c = 0; c < cfg_.num_classes; ++c) {
             if (skip(c)) continue;
             const float score = score_of(c);
@@ -195,16 +215,31 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
     const float grid_w = float(v.width), grid_h = float(v.height);
     const float image_w = float(s.image_width), image_h = float(s.image_height);
     const float stride = float(h.stride);
+    const int na = h.num_anchors;
+    const size_t* obj_offset = h.obj_offset.data();
     for (int row = 0; row < v.height; ++row)
         for (int col = 0; col < v.width; ++col) {
             const size_t cell = v.cell(row, col);
-            for (int a = 0; a < h.num_anchors; ++a) {
+            // The gate first, every anchor's objectness tested without a branch: a bit per anchor
+            // that passes (about one cell in a hundred has any), then only those anchors' work.
+            uint32_t passing = 0;
+            if (na == 3) {
+                passing = uint32_t(raw_passes(sc, frame[cell + obj_offset[0]], 4)) |
+                          uint32_t(raw_passes(sc, frame[cell + obj_offset[1]], entry + 4)) << 1 |
+                          uint32_t(raw_passes(sc, frame[cell + obj_offset[2]], 2 * entry + 4)) << 2;
+            } else {
+                for (int a = 0; a < na && a < 32; ++a)
+                    passing |= uint32_t(raw_passes(sc, frame[cell + obj_offset[a]], a * entry + 4)) << a;
+            }
+            if (!passing) continue;
+            for (int a = 0; a < na; ++a) {
+                if (a < 32 && !(passing >> a & 1u)) continue;
                 const int base = a * entry;
                 auto value = [&](int k) {
                     const int c = base + k;
                     return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
                 };
-                if (!raw_passes(sc, frame[cell + v.channel_offset[size_t(base + 4)]], base + 4)) continue;
+                if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
                 const float obj = value(4);
                 const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
                 const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
@@ -224,12 +259,15 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                     b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
                 }
                 const int32_t cut = class_cut(sc, v, obj);
+                const uint8_t* class_bytes = nullptr;
+                if constexpr (std::is_same<T, uint8_t>::value)
+                    if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
                 add_cell(h, row, col, b, [&](int c) { return value(5 + c) * obj; },
                          [&](int c) {
                              if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
                              else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
                          },
-                         candidates, boxes);
+                         class_bytes, cut, candidates, boxes);
             }
         }
 }
@@ -243,37 +281,63 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
     const Settings& s = cfg_.settings;
     const float grid_w = float(rv.width), grid_h = float(rv.height);
     const float stride = float(h.stride);
-    for (int row = 0; row < rv.height; ++row)
-        for (int col = 0; col < rv.width; ++col) {
-            const size_t o = ov.cell(row, col) + ov.channel_offset[0];
-            if (!raw_passes(h.obj_scorer, obj[o], 0)) continue;
-            const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
-            const size_t rc = rv.cell(row, col);
-            auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
-            const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
-            float b[4];
-            if (s.hailort_decode) {
-                const float w = std::exp(tw) / grid_w;
-                const float hh = std::exp(th) / grid_h;
-                const float xc = (tx + float(col)) / grid_w;
-                const float yc = (ty + float(row)) / grid_h;
-                const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-                b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-            } else {
-                const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
-                const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
-                b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-            }
-            const size_t cc = cv.cell(row, col);
-            const int32_t cut = class_cut(h.cls_scorer, cv, objectness);
-            add_cell(h, row, col, b,
-                     [&](int c) { return class_score(h.cls_scorer, cv, cls, cc + cv.channel_offset[size_t(c)], c) * objectness; },
-                     [&](int c) {
-                         if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
-                         else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
-                     },
-                     candidates, boxes);
+    // One passing cell's box and candidates.
+    auto decode_cell = [&](int row, int col) {
+        const size_t o = ov.cell(row, col) + ov.channel_offset[0];
+        const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
+        const size_t rc = rv.cell(row, col);
+        auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
+        const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
+        float b[4];
+        if (s.hailort_decode) {
+            const float w = std::exp(tw) / grid_w;
+            const float hh = std::exp(th) / grid_h;
+            const float xc = (tx + float(col)) / grid_w;
+            const float yc = (ty + float(row)) / grid_h;
+            const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+            b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+        } else {
+            const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
+            const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
+            b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
         }
+        const size_t cc = cv.cell(row, col);
+        const int32_t cut = class_cut(h.cls_scorer, cv, objectness);
+        const uint8_t* class_bytes = nullptr;
+        if constexpr (std::is_same<T, uint8_t>::value)
+            if (cv.contiguous_channels) class_bytes = cls + cc;
+        add_cell(h, row, col, b,
+                 [&](int c) { return class_score(h.cls_scorer, cv, cls, cc + cv.channel_offset[size_t(c)], c) * objectness; },
+                 [&](int c) {
+                     if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                     else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
+                 },
+                 class_bytes, cut, candidates, boxes);
+    };
+    if constexpr (!std::is_same<T, float>::value) {
+        if (ov.col_stride == 1) {
+            // Objectness values side by side in a row: the gate is the SIMD scan against one
+            // limit, a row (at most 256 values) at a time, in column order.
+            const int32_t q_min = h.obj_scorer.q_min[0];
+            if (q_min > int32_t(std::numeric_limits<T>::max())) return;  // nothing can pass
+            const kernels::Table& k = kernels::active();
+            uint32_t hits[256];
+            for (int row = 0; row < rv.height; ++row) {
+                const T* values = obj + ov.cell(row, 0) + ov.channel_offset[0];
+                for (int start = 0; start < rv.width; start += 256) {
+                    const size_t n = size_t(std::min(256, rv.width - start));
+                    size_t found;
+                    if constexpr (std::is_same<T, uint8_t>::value) found = k.scan_u8_uniform(values + start, uint8_t(q_min), n, hits);
+                    else found = k.scan_u16_uniform(values + start, uint16_t(q_min), n, hits);
+                    for (size_t j = 0; j < found; ++j) decode_cell(row, start + int(hits[j]));
+                }
+            }
+            return;
+        }
+    }
+    for (int row = 0; row < rv.height; ++row)
+        for (int col = 0; col < rv.width; ++col)
+            if (raw_passes(h.obj_scorer, obj[ov.cell(row, col) + ov.channel_offset[0]], 0)) decode_cell(row, col);
 }
 
 }  // namespace detail

@@ -50,6 +50,7 @@ private:
         int out_main, out_obj, out_cls;
         ClassScorer main_scorer, obj_scorer, cls_scorer;  // values (activation) and the objectness gate
         std::vector<float> anchors;  // YOLOV5: (w, h) per anchor, as float32
+        std::vector<size_t> obj_offset;  // YOLOV5: each anchor's objectness element within a cell
         int num_anchors = 0;
         int stride = 0;
     };
@@ -64,10 +65,13 @@ private:
     void yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
                ScratchVector<Box>& boxes) const;
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
-    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work).
+    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
+    // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is
+    // at least `cut` from the SIMD scan instead of testing skip(c) class by class.
     template <typename ScoreOf, typename Skip>
     void add_cell(const Head& h, int row, int col, const float normalized_yxyx_or_pixels_xyxy[4], ScoreOf score_of,
-                  Skip skip, ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+                  Skip skip, const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
+                  ScratchVector<Box>& boxes) const;
     // uint8, one quantization: the smallest raw class value whose score (lut[q] * obj) can pass the
     // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.
     int32_t class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/kernels.hpp"
+
 namespace hailo_decode {
 namespace detail {
 namespace {
@@ -27,40 +29,23 @@ inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
     else return int32_t(raw) >= gate.q_min[size_t(c)];
 }
 
+// The general path: every class's score in float (any dtype, quantization or layout).
 template <typename T>
-void add_anchors_t(const TopkHead& h, TopkWorkspace& ws) {
+void add_anchors_t(const TopkHead& h, size_t start, TopkWorkspace& ws) {
     const TensorView& v = *h.cls;
     const ClassScorer& gate = *h.gate;
     const T* frame = static_cast<const T*>(h.frame);
-    const size_t start = ws.best.size();
-    ws.head_start.push_back(start);
-    ws.best.resize(start + size_t(v.height) * size_t(v.width));
     float* out = ws.best.data() + start;
     const float gated = -std::numeric_limits<float>::infinity();
     size_t passing = 0;
     for (int row = 0; row < v.height; ++row)
         for (int col = 0; col < v.width; ++col, ++out) {
             const size_t cell = v.cell(row, col);
-            float best = 0.0f;
+            float best = score_at(h, frame, cell, 0);
             bool passes = false;
-            bool done = false;
-            if constexpr (std::is_same<T, uint8_t>::value) {
-                if (v.per_tensor_quant && v.contiguous_channels) {
-                    // One quantization: the score does not decrease with q, so the largest q scores best.
-                    const uint8_t* p = frame + cell;
-                    uint8_t m = 0;
-                    for (int c = 0; c < v.channels; ++c) m = std::max(m, p[c]);
-                    best = gate.lut[m];
-                    passes = int32_t(m) >= gate.q_min[0];
-                    done = true;
-                }
-            }
-            if (!done) {
-                best = score_at(h, frame, cell, 0);
-                for (int c = 0; c < v.channels; ++c) {
-                    best = std::max(best, score_at(h, frame, cell, c));
-                    passes = passes || raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c);
-                }
+            for (int c = 0; c < v.channels; ++c) {
+                best = std::max(best, score_at(h, frame, cell, c));
+                passes = passes || raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c);
             }
             *out = passes ? best : gated;
             passing += passes;
@@ -105,6 +90,161 @@ void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const Topk
     }
 }
 
+
+// The byte path (topk.hpp): uint8, one quantization, classes contiguous, and a score table that
+// never decreases (NaN-free), so that the largest byte of a cell is its best score.
+bool takes_byte_path(const TopkHead& h) {
+    const TensorView& v = *h.cls;
+    const ClassScorer& g = *h.gate;
+    if (v.dtype != DType::U8 || !v.per_tensor_quant || !v.contiguous_channels || v.channels < 1) return false;
+    if (g.lut_stride != 0 || g.lut.size() < 256 || g.q_min.empty()) return false;
+    for (size_t q = 0; q < 255; ++q)
+        if (!(g.lut[q] <= g.lut[q + 1])) return false;
+    return true;
+}
+
+// Each cell's largest class byte (a row at a time) and how many cells have each byte.
+void add_anchor_bytes(const TopkHead& h, size_t start, TopkWorkspace& ws) {
+    const TensorView& v = *h.cls;
+    const uint8_t* frame = static_cast<const uint8_t*>(h.frame);
+    const kernels::Table& k = kernels::active();
+    uint8_t* m = ws.maxima.data() + start;
+    const size_t width = size_t(v.width), n = size_t(v.height) * width;
+    for (int row = 0; row < v.height; ++row)
+        k.cell_max_u8(frame + v.cell(row, 0), v.col_stride, size_t(v.channels), width, m + size_t(row) * width);
+    // Four histograms, so that runs of one byte do not wait on each other's increments.
+    uint32_t sub[4][256] = {};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
+    }
+    for (; i < n; ++i) ++sub[0][m[i]];
+    const size_t first = ws.histogram.size();
+    ws.histogram.resize(first + 256);
+    uint32_t* hist = ws.histogram.data() + first;
+    const int32_t q_min = h.gate->q_min[0];
+    size_t passing = 0;
+    for (int q = 0; q < 256; ++q) {
+        hist[q] = sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q];
+        if (q >= q_min) passing += hist[q];
+    }
+    ws.passing += passing;
+}
+
+// The general path's best scores of a byte-path head, for a frame whose heads take both paths.
+void best_from_bytes(const TopkHead& h, size_t start, size_t n, TopkWorkspace& ws) {
+    const float gated = -std::numeric_limits<float>::infinity();
+    const float* lut = h.gate->lut.data();
+    const int32_t q_min = h.gate->q_min[0];
+    for (size_t i = start; i < start + n; ++i) ws.best[i] = int32_t(ws.maxima[i]) >= q_min ? lut[ws.maxima[i]] : gated;
+}
+
+size_t cells_of(const TopkHead& h) { return size_t(h.cls->height) * size_t(h.cls->width); }
+
+// Both stages on the byte path (topk.hpp). Levels are numbered from the best score down; a
+// head's byte q has level ws.level[256 h + q] once the walk has passed it (q > cursor[h]).
+void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
+    const size_t nh = ws.head_start.size();
+    ws.ranked.clear();
+    ws.selected.clear();
+    if (k == 0) return;
+    ws.level.resize(256 * nh);
+    ws.cursor.resize(nh);
+    ws.level_next.clear();
+    for (size_t h = 0; h < nh; ++h) ws.cursor[h] = 255;
+    // The walk: the best score not yet passed, every head's bytes of that score as one level,
+    // until k cells are counted (the last level is the k-th best score's) or none are left.
+    uint64_t counted = 0;
+    for (;;) {
+        bool any = false;
+        float top = 0.0f;
+        for (size_t h = 0; h < nh; ++h) {
+            const int32_t q = ws.cursor[h];
+            if (q < heads[h].gate->q_min[0]) continue;
+            const float s = heads[h].gate->lut[size_t(q)];
+            if (!any || s > top) top = s;
+            any = true;
+        }
+        if (!any) break;
+        const uint16_t level = uint16_t(ws.level_next.size());
+        ws.level_next.push_back(uint32_t(counted));  // where this level's cells start
+        for (size_t h = 0; h < nh; ++h) {
+            const float* lut = heads[h].gate->lut.data();
+            const int32_t q_min = heads[h].gate->q_min[0];
+            const uint32_t* hist = ws.histogram.data() + 256 * h;
+            int32_t& q = ws.cursor[h];
+            for (; q >= q_min && lut[q] == top; --q) {
+                ws.level[256 * h + size_t(q)] = level;
+                counted += hist[q];
+            }
+        }
+        if (counted >= k) break;
+    }
+    // Stage 1: the cells at or above the last level, placed in anchor order (ties keep it); the
+    // last level's cells past the k-th place are left out.
+    const size_t n_ranked = size_t(std::min<uint64_t>(counted, k));
+    ws.ranked.resize(n_ranked);
+    const kernels::Table& kt = kernels::active();
+    for (size_t h = 0; h < nh; ++h) {
+        const int32_t lo = ws.cursor[h] + 1;
+        if (lo > 255) continue;
+        const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+        ws.positions.resize(std::max(n, size_t(heads[h].cls->channels)));
+        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(lo), n, ws.positions.data());
+        const float* lut = heads[h].gate->lut.data();
+        const uint16_t* level = ws.level.data() + 256 * h;
+        for (size_t j = 0; j < hits; ++j) {
+            const size_t cell = start + ws.positions[j];
+            const uint8_t q = ws.maxima[cell];
+            const uint32_t at = ws.level_next[level[q]]++;
+            if (at < n_ranked) ws.ranked[at] = TopkKey{lut[q], uint64_t(cell)};
+        }
+    }
+    const uint64_t nc = uint64_t(num_classes);
+    if (agnostic) {  // each anchor's best class, in stage-1 order
+        for (size_t r = 0; r < n_ranked; ++r) {
+            const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+            add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, true, 0.0f, ws);
+        }
+        return;
+    }
+    // Stage 2: the pairs at or above the last level (at least as good as the k-th anchor's best,
+    // select_end2end's floor), generated in rank then class order, counted per level, then placed.
+    ws.pairs.clear();
+    ws.pair_level.clear();
+    for (size_t r = 0; r < n_ranked; ++r) {
+        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        const TopkHead& h = heads[a.head];
+        const uint8_t* p = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
+        const size_t channels = size_t(h.cls->channels);
+        ws.positions.resize(std::max(ws.positions.size(), channels));
+        const size_t hits = kt.scan_u8_uniform(p, uint8_t(ws.cursor[a.head] + 1), channels, ws.positions.data());
+        const float* lut = h.gate->lut.data();
+        const uint16_t* level = ws.level.data() + 256 * a.head;
+        for (size_t j = 0; j < hits; ++j) {
+            const uint8_t q = p[ws.positions[j]];
+            ws.pairs.push_back(TopkKey{lut[q], uint64_t(r) * nc + ws.positions[j]});
+            ws.pair_level.push_back(level[q]);
+        }
+    }
+    uint32_t* next = ws.level_next.data();
+    const size_t levels = ws.level_next.size();
+    for (size_t l = 0; l < levels; ++l) next[l] = 0;
+    for (uint16_t l : ws.pair_level) ++next[l];
+    uint32_t sum = 0;
+    for (size_t l = 0; l < levels; ++l) {
+        const uint32_t c = next[l];
+        next[l] = sum;
+        sum += c;
+    }
+    const size_t n_selected = std::min(ws.pairs.size(), k);
+    ws.selected.resize(n_selected);
+    for (size_t j = 0; j < ws.pairs.size(); ++j) {
+        const uint32_t at = next[ws.pair_level[j]]++;
+        if (at < n_selected) ws.selected[at] = ws.pairs[j];
+    }
+}
+
 }  // namespace
 
 void select_top(ScratchVector<TopkKey>& keys, size_t k) {
@@ -116,21 +256,35 @@ void select_top(ScratchVector<TopkKey>& keys, size_t k) {
 }
 
 void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
+    const size_t start = ws.best.size(), n = cells_of(head);
+    ws.head_start.push_back(start);
+    ws.head_row_scale.push_back(1.0 / double(head.cls->width > 0 ? head.cls->width : 1));
+    ws.best.resize(start + n);
+    ws.maxima.resize(start + n);
+    const bool bytes = takes_byte_path(head);
+    ws.byte_path.push_back(uint8_t(bytes));
+    if (bytes) {
+        add_anchor_bytes(head, start, ws);
+        return;
+    }
+    ws.histogram.resize(ws.histogram.size() + 256);  // unused: keeps a head's 256 at 256 h
     switch (head.cls->dtype) {
-        case DType::U8: add_anchors_t<uint8_t>(head, ws); break;
-        case DType::U16: add_anchors_t<uint16_t>(head, ws); break;
-        case DType::F32: add_anchors_t<float>(head, ws); break;
+        case DType::U8: add_anchors_t<uint8_t>(head, start, ws); break;
+        case DType::U16: add_anchors_t<uint16_t>(head, start, ws); break;
+        case DType::F32: add_anchors_t<float>(head, start, ws); break;
     }
 }
 
-TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
-    size_t h = size_t(std::upper_bound(ws.head_start.begin(), ws.head_start.end(), size_t(anchor)) - ws.head_start.begin()) - 1;
-    const size_t local = size_t(anchor) - ws.head_start[h];
-    const size_t width = size_t(heads[h].cls->width);
-    return TopkAnchor{uint32_t(h), int32_t(local / width), int32_t(local % width)};
-}
-
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
+    const size_t nh = ws.head_start.size();
+    bool all_bytes = nh > 0 && nh < 256;  // (levels are uint16: 256 a head)
+    for (size_t h = 0; h < nh; ++h) all_bytes = all_bytes && ws.byte_path[h];
+    if (all_bytes) {
+        select_bytes(ws, heads, k, num_classes, agnostic);
+        return;
+    }
+    for (size_t h = 0; h < nh; ++h)
+        if (ws.byte_path[h]) best_from_bytes(heads[h], ws.head_start[h], cells_of(heads[h]), ws);
     // Stage 1: the k-th best score first, then only the anchors at or above it are ranked.
     const float gated = -std::numeric_limits<float>::infinity();
     float kth = gated;

@@ -6,8 +6,9 @@
 //   then the confidence test and max_det (utils/nms.py, the end2end branch).
 // With agnostic, stage 1 alone, each anchor with its best class.
 //
-// Both stages are selections (std::nth_element, then a sort of the k kept), not sorts of every
-// anchor. torch.topk leaves the order of equal scores unspecified; here it is fixed:
+// Both stages are selections, not sorts of every anchor: counting selections on uint8 heads (the
+// byte path, select_end2end below), otherwise std::nth_element then a sort of the k kept.
+// torch.topk leaves the order of equal scores unspecified; here it is fixed:
 //   stage 1: best score descending, then anchor index ascending (heads in config order, each
 //            row-major: the order Ultralytics concatenates anchors in);
 //   stage 2: score descending, then stage-1 rank ascending, then class ascending (the flattened
@@ -49,16 +50,33 @@ struct TopkAnchor {
 
 struct TopkWorkspace {
     ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
-    std::vector<size_t> head_start;  // where each head's cells start in `best`
+                                     // (the general path; the byte path below fills it only when a head needs it)
+    std::vector<size_t> head_start;  // where each head's cells start in `best` (and `maxima`)
+    std::vector<double> head_row_scale;  // 1 / width of each head (anchor_at)
     size_t passing = 0;              // cells not gated out
     ScratchVector<float> scratch;    // for the k-th best score
     ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
     ScratchVector<TopkKey> selected; // stage 2: index = rank * nc + class (rank into `ranked`)
+    // The byte path (uint8 heads with one quantization and contiguous classes), per head: whether
+    // it took it, its cells' largest class bytes, and how many passing cells have each byte.
+    ScratchVector<uint8_t> byte_path;
+    ScratchVector<uint8_t> maxima;
+    ScratchVector<uint32_t> histogram;  // 256 per head
+    ScratchVector<uint16_t> level;      // 256 per head: the score level of a byte (0: best)
+    ScratchVector<uint32_t> level_next; // per level: where its next key goes
+    ScratchVector<uint32_t> positions;  // scan output
+    ScratchVector<TopkKey> pairs;       // stage 2 before its counting sort
+    ScratchVector<uint16_t> pair_level;
+    ScratchVector<int32_t> cursor;      // per head: the walk's next byte (those above have a level)
     void clear() {
         best.clear();
         head_start.clear();
+        head_row_scale.clear();
         passing = 0;
         ranked.clear();
+        byte_path.clear();
+        maxima.clear();
+        histogram.clear();
     }
 };
 
@@ -73,12 +91,40 @@ struct TopkHead {
 void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 
 // Both stages over the anchors added; the pairs chosen end in ws.selected, best first.
-// Stage 1 finds the k-th best score among the anchors first (nth_element over plain floats) and
-// ranks only the anchors at or above it (ties at it included, so the result is exact).
+//
+// When every head takes the byte path (uint8, one quantization per tensor, classes contiguous,
+// a non-decreasing score table), a cell's best score is its largest class byte's (one SIMD pass,
+// kernels' cell_max_u8), and both stages are counting selections over the scores' distinct values
+// (at most 256 a head): a histogram of the cells' largest bytes, walked from the best score down
+// (every head's bytes of one equal score make one level) until k cells are counted, gives the
+// k-th best score and, for each level, where its cells start in the ranked order; one scan of the
+// cells at or above it (in anchor order, so ties keep index order) then places each where it
+// goes. Stage 2 places its pairs (generated in rank, then class order) the same way. No float is
+// compared per cell and nothing is sorted; the order is exactly the stated one.
+//
+// Otherwise, stage 1 finds the k-th best score among the anchors first (nth_element over plain
+// floats) and ranks only the anchors at or above it (ties at it included, so the result is exact).
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
 
-// Head, row and column of an anchor (an index into ws.best).
-TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor);
+// Head, row and column of an anchor (an index into ws.best). Inline, and the row by a multiply
+// with the head's 1 / width (then corrected to the exact quotient) rather than a division: it
+// runs twice per chosen anchor, where a call returning through the stack and an integer division
+// took a tenth of the end-to-end time.
+inline TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
+    size_t h = ws.head_start.size() - 1;  // the last head starting at or before it (a few heads)
+    while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
+    const uint64_t local = anchor - ws.head_start[h];
+    const uint64_t width = uint64_t(heads[h].cls->width);
+    uint64_t row;
+    if (local < (uint64_t(1) << 52)) {  // exact in a double: the product is at most one off
+        row = uint64_t(double(local) * ws.head_row_scale[h]);
+        if (row * width > local) --row;
+        else if ((row + 1) * width <= local) ++row;
+    } else {
+        row = local / width;
+    }
+    return TopkAnchor{uint32_t(h), int32_t(row), int32_t(local - row * width)};
+}
 
 }  // namespace detail
 }  // namespace hailo_decode

@@ -139,6 +139,43 @@ static void test_kernels_agree() {
                 v16[off + at] = 0;
             }
     }
+    // The per-cell maximum: against the definition (every path), for cell widths below, at and
+    // between the vector widths, cell counts around the 8-cell groups, pitches with gaps, and the
+    // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
+    // buffer ends exactly at the last cell's last channel: a read past it would be out of bounds
+    // (sanitizer builds).
+    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u}) {
+        for (size_t pitch : {channels, channels + 3}) {
+            for (size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 80u}) {
+                std::vector<uint8_t> buf(n ? (n - 1) * pitch + channels : 0);
+                for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 26);  // 0..63: low, so a planted 255 stands out
+                std::vector<uint8_t> want(n), got(n + 8);
+                auto expect = [&] {
+                    for (size_t i = 0; i < n; ++i) {
+                        uint8_t m = 0;
+                        for (size_t c = 0; c < channels; ++c) m = std::max(m, buf[i * pitch + c]);
+                        want[i] = m;
+                    }
+                };
+                auto agree = [&] {
+                    expect();
+                    for (const kernels::Table* k : tables()) {
+                        k->cell_max_u8(buf.data(), pitch, channels, n, got.data());
+                        CHECK(std::equal(want.begin(), want.end(), got.begin()));
+                    }
+                };
+                agree();
+                if (n == 0) continue;
+                for (size_t c = 0; c < channels; ++c) {  // one cell's maximum at each channel in turn
+                    const size_t cell = c % n;
+                    const uint8_t old = buf[cell * pitch + c];
+                    buf[cell * pitch + c] = uint8_t(200 + c % 56);
+                    agree();
+                    buf[cell * pitch + c] = old;
+                }
+            }
+        }
+    }
     for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {
         std::vector<uint8_t> v8(n), l8(n);
         std::vector<uint16_t> v16(n), l16(n);
@@ -512,6 +549,60 @@ static void test_no_allocation_after_warmup() {
         auto n = m.sizes();
         dec.decode(p.data(), n.data(), 2);  // warm-up: workspaces grow here
         CHECK(dec.frame(0).second + dec.frame(1).second > 10);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
+        CHECK(g_allocations.load() == before);
+    }
+    // The end-to-end selection (uint8: the counting path; both stages and the boxes) too.
+    for (Order order : {Order::NHWC, Order::NHCW}) {
+        SyntheticModel m(2, order, order != Order::NHWC);
+        m.cfg.settings.end2end = true;
+        m.cfg.settings.score_threshold = {0.001f};
+        Decoder dec(m.cfg);
+        auto p = m.ptrs();
+        auto n = m.sizes();
+        dec.decode(p.data(), n.data(), 2);
+        CHECK(dec.frame(0).second > 10);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
+        CHECK(g_allocations.load() == before);
+    }
+    // YOLOX heads (the objectness scan, the class scan of passing cells).
+    {
+        Config cfg;
+        std::vector<std::vector<uint8_t>> buffers;
+        uint32_t seed = 99;
+        const int strides[3] = {8, 16, 32};
+        for (int h = 0; h < 3; ++h) {
+            const int g = 320 / strides[h];
+            const int channels[3] = {4, 1, 80};
+            const char* role[3] = {"reg", "obj", "cls"};
+            for (int r = 0; r < 3; ++r) {
+                TensorSpec t = spec(role[r], DType::U8, Order::NHWC, g, g, channels[r], g, g, channels[r]);
+                t.name = std::string(role[r]) + std::to_string(h);
+                t.scale = {r == 0 ? 0.05f : 1.0f / 255.0f};
+                t.zp = {r == 0 ? 128.0f : 0.0f};
+                cfg.outputs.push_back(t);
+                std::vector<uint8_t> b(t.frame_stride * 2);
+                for (auto& v : b) v = uint8_t(r == 1 && (lcg(seed) >> 24) % 20 ? 10 : (lcg(seed) >> 24));
+                buffers.push_back(b);
+            }
+            HeadSpec hs;
+            hs.box_output = 3 * h;
+            hs.obj_output = 3 * h + 1;
+            hs.cls_output = 3 * h + 2;
+            hs.stride = strides[h];
+            cfg.heads.push_back(hs);
+        }
+        cfg.kind = HeadKind::YOLOX;
+        cfg.num_classes = 80;
+        cfg.settings.image_height = cfg.settings.image_width = 320;
+        Decoder dec(cfg);
+        std::vector<const void*> p;
+        std::vector<size_t> n;
+        for (auto& b : buffers) { p.push_back(b.data()); n.push_back(b.size()); }
+        dec.decode(p.data(), n.data(), 2);
+        CHECK(dec.frame(0).second > 10);
         const long before = g_allocations.load();
         for (int i = 0; i < 1000; ++i) dec.decode(p.data(), n.data(), 2);
         CHECK(g_allocations.load() == before);

@@ -34,5 +34,32 @@ int main() {
                       std::signbit(keys[i].score) == std::signbit(expected[i].score));
         }
     }
+    // anchor_at: head, row and column by the reciprocal multiply equal integer division's, for
+    // widths that do not divide powers of two and anchors at every row boundary and beyond 2^32.
+    {
+        const int widths[4] = {80, 7, 3, 1000003};
+        const size_t heights[4] = {80, 13, 5, 5000};
+        std::vector<TensorView> views(4);
+        std::vector<TopkHead> heads(4);
+        TopkWorkspace ws;
+        size_t start = 0;
+        for (int h = 0; h < 4; ++h) {
+            views[h].width = widths[h];
+            views[h].height = int(heights[h]);
+            heads[h] = TopkHead{&views[size_t(h)], nullptr, nullptr};
+            ws.head_start.push_back(start);
+            ws.head_row_scale.push_back(1.0 / double(widths[h]));
+            start += heights[h] * size_t(widths[h]);
+        }
+        for (int h = 0; h < 4; ++h) {
+            const uint64_t w = uint64_t(widths[h]), first = ws.head_start[size_t(h)];
+            for (uint64_t row = 0; row < heights[h]; row += (row < 20 ? 1 : 97)) {
+                for (uint64_t col : {uint64_t(0), uint64_t(1), w / 2, w - 1}) {
+                    const TopkAnchor a = anchor_at(ws, heads.data(), first + row * w + col);
+                    CHECK(a.head == uint32_t(h) && uint64_t(a.row) == row && uint64_t(a.col) == col);
+                }
+            }
+        }
+    }
     return report();
 }

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "dfl_cells.hpp"
+#include "cell_max_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -273,11 +274,55 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
+// A cell's 32-byte partial maxima: its first 32 bytes, each next 32, and the last 32 (which may
+// overlap the previous: harmless for a maximum); never a byte outside the cell.
+inline __m256i partial_max32(const uint8_t* p, size_t channels) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    size_t c = 32;
+    for (; c + 32 <= channels; c += 32) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + c)));
+    if (c < channels) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + channels - 32)));
+    return v;
+}
+
+// Interleaves two vectors' bytes (or words, dwords) and keeps the larger of each pair: the
+// result holds both inputs' partial maxima, half as many each.
+inline __m256i fold8(__m256i a, __m256i b) { return _mm256_max_epu8(_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b)); }
+inline __m256i fold16(__m256i a, __m256i b) { return _mm256_max_epu8(_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)); }
+inline __m256i fold32(__m256i a, __m256i b) { return _mm256_max_epu8(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)); }
+
+// The low 8 bytes of x, one per cell, from x's 8-byte groups [c0 .. c7] (four of them).
+inline __m128i last_fold(__m256i x) {
+    const __m256i d = _mm256_max_epu8(x, _mm256_srli_si256(x, 8));
+    return _mm_max_epu8(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+}
+
+void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
+    if (channels < 32) {
+        cell_max_u8_bytes(base, pitch, channels, n, out);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t* p = base + i * pitch;
+        const __m256i a0 = fold8(partial_max32(p, channels), partial_max32(p + pitch, channels));
+        const __m256i a1 = fold8(partial_max32(p + 2 * pitch, channels), partial_max32(p + 3 * pitch, channels));
+        const __m256i a2 = fold8(partial_max32(p + 4 * pitch, channels), partial_max32(p + 5 * pitch, channels));
+        const __m256i a3 = fold8(partial_max32(p + 6 * pitch, channels), partial_max32(p + 7 * pitch, channels));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), last_fold(fold32(fold16(a0, a1), fold16(a2, a3))));
+    }
+    for (; i < n; ++i) {  // the last cells one at a time: the same folds with themselves
+        const __m256i v = partial_max32(base + i * pitch, channels);
+        const __m256i a = fold8(v, v);
+        const __m256i b = fold16(a, a);
+        out[i] = uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+    }
+}
+
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum};
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

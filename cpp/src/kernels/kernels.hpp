@@ -64,6 +64,10 @@ struct Table {
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).
     uint64_t (*byte_sum)(const uint8_t* p, size_t n);
+    // out[i] = the largest of base[i * pitch + c] for c in [0, channels) (channels >= 1), i < n:
+    // the best class byte of n cells in a row. The vector paths reduce eight cells together
+    // (their partial maxima interleaved by unpacks), not one horizontal reduction per cell.
+    void (*cell_max_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out);
 };
 
 const Table& scalar_table();

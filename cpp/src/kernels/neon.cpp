@@ -5,6 +5,7 @@
 
 #include "dfl_cells.hpp"
 #include "iou_tail.hpp"
+#include "cell_max_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -204,11 +205,28 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
+// 16 bytes at a time (the last 16 may overlap the previous: harmless for a maximum), then
+// AArch64's across-vector maximum per cell.
+void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
+    if (channels < 16) {
+        cell_max_u8_bytes(base, pitch, channels, n, out);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const uint8_t* p = base + i * pitch;
+        uint8x16_t v = vld1q_u8(p);
+        size_t c = 16;
+        for (; c + 16 <= channels; c += 16) v = vmaxq_u8(v, vld1q_u8(p + c));
+        if (c < channels) v = vmaxq_u8(v, vld1q_u8(p + channels - 16));
+        out[i] = vmaxvq_u8(v);
+    }
+}
+
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

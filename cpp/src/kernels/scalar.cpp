@@ -3,6 +3,7 @@
 
 #include "iou_scalar.hpp"
 #include "dfl_cells.hpp"
+#include "cell_max_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -116,11 +117,15 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
+void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
+    cell_max_u8_bytes(base, pitch, channels, n, out);
+}
+
 void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum};
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

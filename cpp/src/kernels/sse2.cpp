@@ -4,6 +4,7 @@
 
 #include "dfl_cells.hpp"
 #include "iou_tail.hpp"
+#include "cell_max_tail.hpp"
 #include "kernels.hpp"
 
 namespace hailo_decode {
@@ -228,11 +229,46 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
     return s;
 }
 
+// As avx2.cpp's cell_max_u8, 16 bytes at a time.
+inline __m128i partial_max16(const uint8_t* p, size_t channels) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    size_t c = 16;
+    for (; c + 16 <= channels; c += 16) v = _mm_max_epu8(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + c)));
+    if (c < channels) v = _mm_max_epu8(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + channels - 16)));
+    return v;
+}
+inline __m128i fold8(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b)); }
+inline __m128i fold16(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_epi16(a, b), _mm_unpackhi_epi16(a, b)); }
+inline __m128i fold32(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b)); }
+inline __m128i last_fold(__m128i x) { return _mm_max_epu8(x, _mm_srli_si128(x, 8)); }
+
+void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
+    if (channels < 16) {
+        cell_max_u8_bytes(base, pitch, channels, n, out);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t* p = base + i * pitch;
+        const __m128i a0 = fold8(partial_max16(p, channels), partial_max16(p + pitch, channels));
+        const __m128i a1 = fold8(partial_max16(p + 2 * pitch, channels), partial_max16(p + 3 * pitch, channels));
+        const __m128i a2 = fold8(partial_max16(p + 4 * pitch, channels), partial_max16(p + 5 * pitch, channels));
+        const __m128i a3 = fold8(partial_max16(p + 6 * pitch, channels), partial_max16(p + 7 * pitch, channels));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), last_fold(fold32(fold16(a0, a1), fold16(a2, a3))));
+    }
+    for (; i < n; ++i) {
+        const __m128i v = partial_max16(base + i * pitch, channels);
+        const __m128i a = fold8(v, v);
+        const __m128i b = fold16(a, a);
+        out[i] = uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+    }
+}
+
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
