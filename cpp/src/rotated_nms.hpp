@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hailo_decode/types.hpp"
+#include "kernels/kernels.hpp"
 #include "nms.hpp"
 #include "rotated_box.hpp"
 #include "scratch_vector.hpp"
@@ -91,8 +92,17 @@ struct OverlapTest {
 };
 OverlapTest make_overlap_test(float iou_threshold, bool inclusive);
 
+// The bounds of a test as the pair-filter kernel takes them.
+kernels::ProbiouBounds bounds_of(const OverlapTest& t);
+// A Gaussian as the kernels store it (far_spread: the trace when regular, +inf otherwise), and back.
+kernels::ProbiouProbe probe_of(const Gaussian& g);
+Gaussian gaussian_of(const kernels::ProbiouProbe& p);
+
 struct RotatedNmsWorkspace {
-    ScratchVector<Gaussian> arena;       // every candidate of each list, in score order
+    // Every candidate of each list, in score order, as structure of arrays for
+    // kernels::probiou_filter (with a vector's room past the end: the kernel reads whole vectors).
+    ScratchVector<float> x, y, a, b, c, det, far_spread;
+    ScratchVector<uint32_t> undecided;   // the pairs the filter leaves to the exact test
     std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };
