@@ -224,8 +224,24 @@ static void test_probiou_filter_matches_full_probiou() {
     // NEON) the scalar one's. The pairs: the random set (every size, irregular ones added), and
     // per threshold, pairs stepped finely across the distance of the threshold itself and of each
     // edge of the band (equal boxes side by side: bd = 1.5 dx^2 / w^2, the log term about 0; and
-    // turned, unequal copies, whose log term is not).
+    // turned, unequal copies, whose log term is not); and needles, nearly degenerate pairs whose
+    // computed x (the log's argument) falls below 1 by rounding, so that probiou passes although
+    // the distance term alone is above the band (x >= 1 holds only in exact arithmetic).
     std::vector<Gaussian> g = random_gaussians();
+    std::vector<std::pair<Gaussian, Gaussian>> needles;
+    uint32_t seed = 777;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    for (int i = 0; i < 20000; ++i) {
+        const float w = std::pow(10.0f, uni(0, 1)), h = w * std::pow(10.0f, uni(-9, -4)), turn = uni(-0.8f, 2.4f);
+        const float off = uni(0, 3) * std::pow(10.0f, uni(-5, -1));
+        const Gaussian p = make_gaussian(uni(0, 1000), uni(0, 1000), w, h, turn);
+        needles.push_back({p, make_gaussian(p.x - off * std::sin(turn), p.y + off * std::cos(turn), w * uni(0.999f, 1.001f),
+                                            h * uni(0.5f, 2.0f), turn + uni(-1e-3f, 1e-3f))});
+    }
+    long needles_over = 0;  // pairs that pass with x < 1 and the distance term above the band
     g.push_back(make_gaussian(10, 10, 0, 5, 0.1f));             // no area: det 0
     g.push_back(make_gaussian(10, 10, 1e-4f, 300, 0.4f));       // needle
     g.push_back(make_gaussian(NAN, 10, 5, 5, 0.1f));            // NaN centre
@@ -259,6 +275,7 @@ static void test_probiou_filter_matches_full_probiou() {
             }
             for (size_t i = 0; i < g.size(); i += 3)
                 for (size_t j = 0; j < g.size(); j += 7) pairs.push_back({g[i], g[j]});
+            pairs.insert(pairs.end(), needles.begin(), needles.end());
             for (const auto& [p, q] : pairs) {
                 const GaussianList one({p});
                 const kernels::ProbiouProbe probe = probe_of(q);
@@ -276,6 +293,8 @@ static void test_probiou_filter_matches_full_probiou() {
                     left += r == 1;
                 }
                 wrong += test.over(p, q) != want;
+                const ProbiouParts parts = probiou_parts(p, q);
+                needles_over += want && parts.x < 1.0f && parts.t12 > test.band_hi;
                 near_band += std::fabs(probiou_distance(p, q) / float(limit) - 1.0f) < 0.02f;
             }
             // Lists of 1 to 20 boxes at every start (vector tails, blocks): the filter and the
@@ -306,9 +325,10 @@ static void test_probiou_filter_matches_full_probiou() {
     // Each way out was taken many times, and pairs at the band were compared.
     CHECK(over > 10000 && under > 100000 && left > 1000);
     CHECK(near_band > 1000);
+    CHECK(needles_over > 100);
     CHECK(lists > 1000);
-    std::printf("probiou_filter: %ld over, %ld under, %ld left to the exact test, %ld near the band; paths %zu\n", over,
-                under, left, near_band, paths.size());
+    std::printf("probiou_filter: %ld over, %ld under, %ld left to the exact test, %ld near the band, %ld needles; paths %zu\n",
+                over, under, left, near_band, needles_over, paths.size());
 }
 
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.

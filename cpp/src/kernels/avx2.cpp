@@ -289,6 +289,7 @@ struct Lane8 {
     static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
     static F div(F a, F b) { return _mm256_div_ps(a, b); }
     static F sqrt(F a) { return _mm256_sqrt_ps(a); }
+    static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
     static M lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
     static M gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
     static M and_(M a, M b) { return _mm256_and_ps(a, b); }

@@ -220,6 +220,7 @@ struct Lane4 {
     static F mul(F a, F b) { return vmulq_f32(a, b); }
     static F div(F a, F b) { return vdivq_f32(a, b); }
     static F sqrt(F a) { return vsqrtq_f32(a); }
+    static F abs(F a) { return vabsq_f32(a); }
     static M lt(F a, F b) { return vcltq_f32(a, b); }
     static M gt(F a, F b) { return vcgtq_f32(a, b); }
     static M and_(M a, M b) { return vandq_u32(a, b); }

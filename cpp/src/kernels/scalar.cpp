@@ -134,6 +134,7 @@ struct Lane1 {
     static F mul(F a, F b) { return a * b; }
     static F div(F a, F b) { return a / b; }
     static F sqrt(F a) { return std::sqrt(a); }
+    static F abs(F a) { return std::fabs(a); }
     static M lt(F a, F b) { return a < b; }
     static M gt(F a, F b) { return a > b; }
     static M and_(M a, M b) { return a && b; }

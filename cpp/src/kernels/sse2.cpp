@@ -244,6 +244,7 @@ struct Lane4 {
     static F mul(F a, F b) { return _mm_mul_ps(a, b); }
     static F div(F a, F b) { return _mm_div_ps(a, b); }
     static F sqrt(F a) { return _mm_sqrt_ps(a); }
+    static F abs(F a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
     static M lt(F a, F b) { return _mm_cmplt_ps(a, b); }
     static M gt(F a, F b) { return _mm_cmpgt_ps(a, b); }
     static M and_(M a, M b) { return _mm_and_ps(a, b); }
