@@ -108,9 +108,9 @@ struct RotatedNmsWorkspace {
 };
 
 // Fast-NMS over sorted candidates (rboxes[c.box] are their rotated boxes, turns[c.box] the cos and
-// sin of their angles); appends the survivors
-// that pass the caps to `out` (box = boxes_out[c.box]: the enclosing box in output form) and
-// their rotated boxes to `out_rboxes`.
+// sin of their angles); appends the survivors that pass the caps to `out` (box: the enclosing
+// axis-aligned box in output form, computed here for them only; head and cell from
+// boxes_out[c.box]) and their rotated boxes to `out_rboxes`.
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
                       const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
                       RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes);
