@@ -125,21 +125,39 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     const OverlapTest test = make_overlap_test(s.iou_threshold, s.iou_inclusive);
     const kernels::ProbiouBounds bounds = bounds_of(test);
+    // Every candidate's Gaussian first, in its list's slot (score order within the list): one
+    // tight loop, apart from the suppression's.
+    for (size_t i = 0; i < n; ++i) {
+        const Candidate& cand = sorted[i];
+        const RotatedBox& r = rboxes[cand.box];
+        // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
+        const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
+        const kernels::ProbiouProbe p = probe_of(make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]));
+        const size_t list = s.agnostic ? 0 : size_t(cand.class_id);
+        const size_t slot = ws.start[list] + ws.count[list]++;
+        ws.x[slot] = p.x;
+        ws.y[slot] = p.y;
+        ws.a[slot] = p.a;
+        ws.b[slot] = p.b;
+        ws.c[slot] = p.c;
+        ws.det[slot] = p.det;
+        ws.far_spread[slot] = p.far_spread;
+    }
+    for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= s.max_total) break;  // nothing later can be output
         const Candidate& cand = sorted[i];
         const size_t cls = size_t(cand.class_id);
         const RotatedBox& r = rboxes[cand.box];
-        // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
-        const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
-        const Gaussian g = make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]);
         const size_t list = s.agnostic ? 0 : cls;
         const size_t first = ws.start[list], n_earlier = ws.count[list];
         const kernels::ProbiouList earlier{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
                                            ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
                                            ws.far_spread.data() + first};
-        const kernels::ProbiouProbe probe = probe_of(g);
+        const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
+                                          earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
+                                          earlier.far_spread[n_earlier]};
         bool suppressed = false;
         if (n_earlier > 0) {
             // The kernel settles most pairs; the exact test (with its log and exp) takes the rest.
@@ -149,18 +167,10 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
                 const size_t j = ws.undecided[u];
                 suppressed = test.over(gaussian_of({earlier.x[j], earlier.y[j], earlier.a[j], earlier.b[j], earlier.c[j],
                                                     earlier.det[j], earlier.far_spread[j]}),
-                                       g);
+                                       gaussian_of(probe));
             }
         }
-        // Fast-NMS: every candidate suppresses later ones, dropped or not.
-        const size_t slot = first + n_earlier;
-        ws.x[slot] = probe.x;
-        ws.y[slot] = probe.y;
-        ws.a[slot] = probe.a;
-        ws.b[slot] = probe.b;
-        ws.c[slot] = probe.c;
-        ws.det[slot] = probe.det;
-        ws.far_spread[slot] = probe.far_spread;
+        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot now counts).
         ++ws.count[list];
         if (suppressed) continue;
         if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
