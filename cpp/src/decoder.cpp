@@ -488,20 +488,17 @@ void Decoder::Impl::decode_keypoints_of(const void* const* tensors, size_t frame
 
 void Decoder::Impl::make_rotated_boxes(size_t h, const void* const* tensors, size_t frame, const CellHit* cells,
                                        size_t n, Workspace& ws) {
-    const Settings& s = cfg.settings;
     const HeadSpec& head = cfg.heads[h];
     const TensorView& av = views[size_t(head.angle_output)];
     const void* angle_frame = frame_of(tensors, head.angle_output, frame);
     const float* d = ws.distances.data();
-    Box* out = ws.boxes.data() + (ws.boxes.size() - n);
     const size_t r0 = ws.candidate_rboxes.size();
     ws.candidate_rboxes.resize(r0 + n);
     ws.candidate_turns.resize(r0 + n);
     RotatedBox* rb = ws.candidate_rboxes.data() + r0;
     Turn* turns = ws.candidate_turns.data() + r0;
     const std::vector<AngleEntry>& table = angle_tables[h];
-    const float w = s.normalized ? float(s.image_width) : 1.0f;
-    const float hh = s.normalized ? float(s.image_height) : 1.0f;
+    // The enclosing boxes (output form) are left to rotated NMS, for the survivors only.
     for (size_t i = 0; i < n; ++i) {
         float angle;
         if (!table.empty()) {  // uint8: the angle of the code, and its cos and sin
@@ -515,17 +512,6 @@ void Decoder::Impl::make_rotated_boxes(size_t h, const void* const* tensors, siz
             turns[i] = turn_of(angle);
         }
         rb[i] = dist2rbox(d + 4 * i, angle, turns[i], cells[i].col, cells[i].row, head.stride);
-        float e[4];
-        enclosing_box(rb[i], turns[i], e);
-        if (s.normalized) {
-            e[0] = e[0] / w; e[1] = e[1] / hh; e[2] = e[2] / w; e[3] = e[3] / hh;
-        }
-        float* v = out[i].v;
-        if (s.yxyx) {
-            v[0] = e[1]; v[1] = e[0]; v[2] = e[3]; v[3] = e[2];
-        } else {
-            v[0] = e[0]; v[1] = e[1]; v[2] = e[2]; v[3] = e[3];
-        }
     }
 }
 

@@ -32,6 +32,19 @@ void sort_candidates(ScratchVector<Candidate>& c, bool hailort_sort, SortScratch
     c.swap(scratch.sorted);
 }
 
+void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists, bool agnostic,
+                 std::vector<uint32_t>& start, std::vector<uint32_t>& count) {
+    count.assign(lists, 0);
+    for (size_t i = 0; i < n; ++i) ++count[agnostic ? 0 : size_t(sorted[i].class_id)];
+    start.resize(lists);
+    uint32_t at = 0;
+    for (size_t l = 0; l < lists; ++l) {
+        start[l] = at;
+        at += count[l];
+        count[l] = 0;
+    }
+}
+
 namespace {
 
 template <bool kYxyx>
@@ -40,16 +53,7 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
-    // Slices of the arena: list l holds at most as many boxes as it has candidates.
-    ws.count.assign(lists, 0);
-    for (size_t i = 0; i < n; ++i) ++ws.count[s.agnostic ? 0 : size_t(sorted[i].class_id)];
-    ws.start.resize(lists);
-    uint32_t at = 0;
-    for (size_t l = 0; l < lists; ++l) {
-        ws.start[l] = at;
-        at += ws.count[l];
-        ws.count[l] = 0;
-    }
+    carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);
     ws.output_of_class.assign(size_t(num_classes), 0);

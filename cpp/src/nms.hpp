@@ -43,6 +43,12 @@ struct SortScratch {
 };
 void sort_candidates(ScratchVector<Candidate>& candidates, bool hailort_sort, SortScratch& scratch);
 
+// One arena, one slice per list (class, or the only list when agnostic): list l starts at
+// start[l] with room for as many entries as it has candidates among sorted[0, n) (a list never
+// holds more), so nothing grows or is cleared per class; count[l] (entries so far) is set to 0.
+void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists, bool agnostic,
+                 std::vector<uint32_t>& start, std::vector<uint32_t>& count);
+
 // Greedy NMS over sorted candidates; appends the detections that survive the caps to `out`.
 // Suppression and IoU as HailoRT's remove_overlapping_boxes / compute_iou: a candidate is dropped
 // when a kept box (of its class unless agnostic) overlaps it past the threshold.

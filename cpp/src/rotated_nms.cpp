@@ -1,6 +1,7 @@
 #include "rotated_nms.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace hailo_decode {
 namespace detail {
@@ -77,41 +78,99 @@ OverlapTest make_overlap_test(float iou_threshold, bool inclusive) {
     return t;
 }
 
+kernels::ProbiouBounds bounds_of(const OverlapTest& t) { return {t.far_limit, t.banded, t.band_lo, t.band_hi}; }
+
+kernels::ProbiouProbe probe_of(const Gaussian& g) {
+    return {g.x, g.y, g.a, g.b, g.c, g.det, g.regular ? g.spread : std::numeric_limits<float>::infinity()};
+}
+
+Gaussian gaussian_of(const kernels::ProbiouProbe& p) {
+    // A regular box's trace is finite: +inf marks the others (whose trace no test reads).
+    const bool regular = !std::isinf(p.far_spread);
+    return {p.x, p.y, p.a, p.b, p.c, p.det, p.far_spread, regular};
+}
+
+namespace {
+
+// The axis-aligned box enclosing a rotated box, in output form (order, normalization).
+void output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]) {
+    float e[4];
+    enclosing_box(r, t, e);
+    if (s.normalized) {
+        const float w = float(s.image_width), h = float(s.image_height);
+        e[0] = e[0] / w; e[1] = e[1] / h; e[2] = e[2] / w; e[3] = e[3] / h;
+    }
+    if (s.yxyx) {
+        v[0] = e[1]; v[1] = e[0]; v[2] = e[3]; v[3] = e[2];
+    } else {
+        v[0] = e[0]; v[1] = e[1]; v[2] = e[2]; v[3] = e[3];
+    }
+}
+
+}  // namespace
+
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
                       const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
                       RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
-    ws.count.assign(lists, 0);
-    for (size_t i = 0; i < n; ++i) ++ws.count[s.agnostic ? 0 : size_t(sorted[i].class_id)];
-    ws.start.resize(lists);
-    uint32_t at = 0;
-    for (size_t l = 0; l < lists; ++l) {
-        ws.start[l] = at;
-        at += ws.count[l];
-        ws.count[l] = 0;
-    }
-    if (ws.arena.size() < n) ws.arena.resize(n);
+    carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
+    // Zeros in the growth, so the vector reads past a list's end see initialized floats.
+    for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread})
+        if (v->size() < n + 8) v->resize(n + 8, 0.0f);
+    if (ws.undecided.size() < n) ws.undecided.resize(n);
+    const kernels::Table& k = kernels::active();
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     const OverlapTest test = make_overlap_test(s.iou_threshold, s.iou_inclusive);
+    const kernels::ProbiouBounds bounds = bounds_of(test);
+    // Every candidate's Gaussian first, in its list's slot (score order within the list): one
+    // tight loop, apart from the suppression's.
+    for (size_t i = 0; i < n; ++i) {
+        const Candidate& cand = sorted[i];
+        const RotatedBox& r = rboxes[cand.box];
+        // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
+        const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
+        const kernels::ProbiouProbe p = probe_of(make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]));
+        const size_t list = s.agnostic ? 0 : size_t(cand.class_id);
+        const size_t slot = ws.start[list] + ws.count[list]++;
+        ws.x[slot] = p.x;
+        ws.y[slot] = p.y;
+        ws.a[slot] = p.a;
+        ws.b[slot] = p.b;
+        ws.c[slot] = p.c;
+        ws.det[slot] = p.det;
+        ws.far_spread[slot] = p.far_spread;
+    }
+    for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= s.max_total) break;  // nothing later can be output
         const Candidate& cand = sorted[i];
         const size_t cls = size_t(cand.class_id);
         const RotatedBox& r = rboxes[cand.box];
-        // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
-        const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
-        const Gaussian g = make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]);
         const size_t list = s.agnostic ? 0 : cls;
-        Gaussian* earlier = ws.arena.data() + ws.start[list];
-        const size_t n_earlier = ws.count[list];
+        const size_t first = ws.start[list], n_earlier = ws.count[list];
+        const kernels::ProbiouList earlier{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
+                                           ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
+                                           ws.far_spread.data() + first};
+        const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
+                                          earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
+                                          earlier.far_spread[n_earlier]};
         bool suppressed = false;
-        for (size_t j = 0; j < n_earlier && !suppressed; ++j) suppressed = test.over(earlier[j], g);
-        // Fast-NMS: every candidate suppresses later ones, dropped or not.
-        earlier[n_earlier] = g;
+        if (n_earlier > 0) {
+            // The kernel settles most pairs; the exact test (with its log and exp) takes the rest.
+            const size_t left = k.probiou_filter(earlier, n_earlier, probe, bounds, ws.undecided.data());
+            suppressed = left == kernels::kProbiouOver;
+            for (size_t u = 0; u < left && !suppressed; ++u) {
+                const size_t j = ws.undecided[u];
+                suppressed = test.over(gaussian_of({earlier.x[j], earlier.y[j], earlier.a[j], earlier.b[j], earlier.c[j],
+                                                    earlier.det[j], earlier.far_spread[j]}),
+                                       gaussian_of(probe));
+            }
+        }
+        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot now counts).
         ++ws.count[list];
         if (suppressed) continue;
         if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
@@ -119,7 +178,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         ++total;
         Detection& det = out.emplace_back();
         const Box& b = boxes_out[cand.box];
-        for (int k = 0; k < 4; ++k) det.box[k] = b.v[k];
+        output_box(r, turns[cand.box], s, det.box);
         det.score = cand.score;
         det.class_id = cand.class_id;
         det.head = b.head;

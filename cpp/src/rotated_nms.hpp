@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hailo_decode/types.hpp"
+#include "kernels/kernels.hpp"
 #include "nms.hpp"
 #include "rotated_box.hpp"
 #include "scratch_vector.hpp"
@@ -91,16 +92,25 @@ struct OverlapTest {
 };
 OverlapTest make_overlap_test(float iou_threshold, bool inclusive);
 
+// The bounds of a test as the pair-filter kernel takes them.
+kernels::ProbiouBounds bounds_of(const OverlapTest& t);
+// A Gaussian as the kernels store it (far_spread: the trace when regular, +inf otherwise), and back.
+kernels::ProbiouProbe probe_of(const Gaussian& g);
+Gaussian gaussian_of(const kernels::ProbiouProbe& p);
+
 struct RotatedNmsWorkspace {
-    ScratchVector<Gaussian> arena;       // every candidate of each list, in score order
+    // Every candidate of each list, in score order, as structure of arrays for
+    // kernels::probiou_filter (with a vector's room past the end: the kernel reads whole vectors).
+    ScratchVector<float> x, y, a, b, c, det, far_spread;
+    ScratchVector<uint32_t> undecided;   // the pairs the filter leaves to the exact test
     std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };
 
 // Fast-NMS over sorted candidates (rboxes[c.box] are their rotated boxes, turns[c.box] the cos and
-// sin of their angles); appends the survivors
-// that pass the caps to `out` (box = boxes_out[c.box]: the enclosing box in output form) and
-// their rotated boxes to `out_rboxes`.
+// sin of their angles); appends the survivors that pass the caps to `out` (box: the enclosing
+// axis-aligned box in output form, computed here for them only; head and cell from
+// boxes_out[c.box]) and their rotated boxes to `out_rboxes`.
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
                       const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
                       RotatedNmsWorkspace& ws, std::vector<Detection>& out, ScratchVector<RotatedBox>& out_rboxes);

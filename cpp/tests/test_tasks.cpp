@@ -1,5 +1,6 @@
 // C++ unit tests of the task rooms (gather; rotated NMS and keypoint/angle decode as they land),
 // run by ctest. Expected values are worked out by hand in the comments beside them.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../src/gather.hpp"
@@ -130,10 +132,10 @@ static void test_probiou() {
     CHECK(std::memcmp(&cd, &dc, sizeof cd) == 0);
 }
 
-static void test_far_apart_skips_only_pairs_below_threshold() {
-    // far_apart is a shortcut of rotated NMS: every pair it skips must have a full probiou below
-    // the threshold. Random boxes of every size (tiny, thin, huge), angles, and positions near and
-    // far (offset by 7680 x class as Ultralytics does); every pair, at thresholds from 1e-3 to 0.99.
+// Random boxes of every size (tiny, thin, huge), angles, and positions near and far (offset by
+// 7680 x class as Ultralytics does), then for each a slightly moved, resized, turned copy or three:
+// close pairs, many near any threshold.
+static std::vector<Gaussian> random_gaussians() {
     uint32_t seed = 12345;
     auto uni = [&seed](float lo, float hi) {
         seed = seed * 1664525u + 1013904223u;
@@ -146,7 +148,6 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
         const float off = 7680.0f * float(i % 3 == 0 ? 14 : 0);
         g.push_back(make_gaussian(uni(0, 300) + off, uni(0, 300) + off, size, size * aspect, uni(-0.8f, 2.4f)));
     }
-    // and close pairs, many near any threshold: each box and a slightly moved, resized, turned copy
     for (int i = 0; i < 400; ++i) {
         const Gaussian b = g[size_t(i)];  // a copy: push_back below may move the vector
         const float w = std::sqrt(12.0f * b.a), h = std::sqrt(12.0f * b.b);  // (about: a, b are the rotated variances)
@@ -154,6 +155,14 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
             g.push_back(make_gaussian(b.x + uni(-0.5f, 0.5f) * w, b.y + uni(-0.5f, 0.5f) * h, w * uni(0.5f, 1.5f),
                                       h * uni(0.5f, 1.5f), uni(-0.8f, 2.4f)));
     }
+    return g;
+}
+
+static void test_far_apart_skips_only_pairs_below_threshold() {
+    // far_apart is a shortcut of rotated NMS: every pair it skips must have a full probiou below
+    // the threshold. Random boxes of every size (tiny, thin, huge), angles, and positions near and
+    // far (offset by 7680 x class as Ultralytics does); every pair, at thresholds from 1e-3 to 0.99.
+    const std::vector<Gaussian> g = random_gaussians();
     long skipped = 0, wrong = 0, differ = 0, near_threshold = 0;
     for (float th : {0.001f, 0.01f, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f, 0.99f}) {
         const float limit = far_limit_for(th);
@@ -179,6 +188,147 @@ static void test_far_apart_skips_only_pairs_below_threshold() {
     CHECK(near_threshold > 1000);  // and pairs close to each threshold were compared
     CHECK(far_limit_for(0.0f) == 0.0f && far_limit_for(1.0f) == 0.0f && far_limit_for(-1.0f) == 0.0f);
     CHECK(far_limit_for(NAN) == 0.0f);
+}
+
+// Boxes as kernels::probiou_filter reads them, padded with zeros to whole vectors.
+struct GaussianList {
+    std::vector<float> x, y, a, b, c, det, far_spread;
+    explicit GaussianList(const std::vector<Gaussian>& g) {
+        for (const Gaussian& e : g) {
+            const kernels::ProbiouProbe p = probe_of(e);
+            for (auto [v, f] : {std::pair{&x, p.x}, {&y, p.y}, {&a, p.a}, {&b, p.b}, {&c, p.c}, {&det, p.det},
+                                {&far_spread, p.far_spread}})
+                v->push_back(f);
+        }
+        for (auto* v : {&x, &y, &a, &b, &c, &det, &far_spread}) v->resize(v->size() + 8, 0.0f);
+    }
+    kernels::ProbiouList at(size_t i) const {
+        return {x.data() + i, y.data() + i, a.data() + i, b.data() + i, c.data() + i, det.data() + i,
+                far_spread.data() + i};
+    }
+};
+
+// Every kernel table available on this machine, scalar first.
+static std::vector<const kernels::Table*> kernel_tables() {
+    std::vector<const kernels::Table*> t{&kernels::scalar_table()};
+    const std::string names = kernels::available();
+    for (const kernels::Table* k : {kernels::sse2_table(), kernels::avx2_table(), kernels::neon_table()})
+        if (k && names.find(k->name) != std::string::npos) t.push_back(k);
+    return t;
+}
+
+static void test_probiou_filter_matches_full_probiou() {
+    // kernels::probiou_filter decides pairs without log or exp (far apart; the distance's bounds
+    // below or above the band); rotated NMS then runs the exact test on the undecided ones. Pair
+    // by pair, every decision must be the full probiou's answer, and every path's (SSE2, AVX2,
+    // NEON) the scalar one's. The pairs: the random set (every size, irregular ones added), and
+    // per threshold, pairs stepped finely across the distance of the threshold itself and of each
+    // edge of the band (equal boxes side by side: bd = 1.5 dx^2 / w^2, the log term about 0; and
+    // turned, unequal copies, whose log term is not); and needles, nearly degenerate pairs whose
+    // computed x (the log's argument) falls below 1 by rounding, so that probiou passes although
+    // the distance term alone is above the band (x >= 1 holds only in exact arithmetic).
+    std::vector<Gaussian> g = random_gaussians();
+    std::vector<std::pair<Gaussian, Gaussian>> needles;
+    uint32_t seed = 777;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    for (int i = 0; i < 20000; ++i) {
+        const float w = std::pow(10.0f, uni(0, 1)), h = w * std::pow(10.0f, uni(-9, -4)), turn = uni(-0.8f, 2.4f);
+        const float off = uni(0, 3) * std::pow(10.0f, uni(-5, -1));
+        const Gaussian p = make_gaussian(uni(0, 1000), uni(0, 1000), w, h, turn);
+        needles.push_back({p, make_gaussian(p.x - off * std::sin(turn), p.y + off * std::cos(turn), w * uni(0.999f, 1.001f),
+                                            h * uni(0.5f, 2.0f), turn + uni(-1e-3f, 1e-3f))});
+    }
+    long needles_over = 0;  // pairs that pass with x < 1 and the distance term above the band
+    g.push_back(make_gaussian(10, 10, 0, 5, 0.1f));             // no area: det 0
+    g.push_back(make_gaussian(10, 10, 1e-4f, 300, 0.4f));       // needle
+    g.push_back(make_gaussian(NAN, 10, 5, 5, 0.1f));            // NaN centre
+    g.push_back(make_gaussian(10, 10, INFINITY, 5, 0.1f));      // infinite size
+    g.push_back(make_gaussian(1e20f, -1e20f, 5, 5, 0.1f));      // far out
+    const GaussianList all(g);
+    const std::vector<const kernels::Table*> paths = kernel_tables();
+    std::vector<uint32_t> undecided(g.size() + 8), ref_undecided(g.size() + 8);
+    long over = 0, under = 0, left = 0, wrong = 0, paths_differ = 0, near_band = 0, lists = 0;
+    std::vector<float> thresholds{0.001f, 0.01f, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f, 0.99f};
+    for (size_t i = 0; i < 400; i += 50) thresholds.push_back(probiou(g[i], g[400 + 3 * i]));  // a pair at each
+    for (float th : thresholds) {
+        for (bool inclusive : {false, true}) {
+            const OverlapTest test = make_overlap_test(th, inclusive);
+            const kernels::ProbiouBounds bounds = bounds_of(test);
+            auto full = [&](const Gaussian& p, const Gaussian& q) {
+                const float iou = probiou(p, q);
+                return inclusive ? iou >= th : iou > th;
+            };
+            // The pairs across the threshold's distance and the band's edges.
+            std::vector<std::pair<Gaussian, Gaussian>> pairs;
+            const double limit = -std::log(1.0 + 1e-7 - (1.0 - double(th)) * (1.0 - double(th)));
+            for (double target : {double(test.band_lo), double(test.band_hi), limit}) {
+                const double dx0 = 12.0 * std::sqrt(target / 1.5);
+                for (int k = -60; k <= 60; ++k) {
+                    const float dx = float(dx0 * (1.0 + 2e-6 * k));
+                    pairs.push_back({make_gaussian(100, 50, 12, 6, 0), make_gaussian(100 + dx, 50, 12, 6, 0)});
+                    pairs.push_back({make_gaussian(100, 50, 12, 6, 0.7f),
+                                     make_gaussian(100 + dx * 0.76f, 50 + dx * 0.64f, 13, 5.5f, 0.75f)});
+                }
+            }
+            for (size_t i = 0; i < g.size(); i += 3)
+                for (size_t j = 0; j < g.size(); j += 7) pairs.push_back({g[i], g[j]});
+            pairs.insert(pairs.end(), needles.begin(), needles.end());
+            for (const auto& [p, q] : pairs) {
+                const GaussianList one({p});
+                const kernels::ProbiouProbe probe = probe_of(q);
+                const bool want = full(p, q);
+                size_t ref = 0;
+                for (const kernels::Table* k : paths) {
+                    const size_t r = k->probiou_filter(one.at(0), 1, probe, bounds, undecided.data());
+                    if (k == paths[0]) ref = r;
+                    paths_differ += r != ref;
+                    wrong += (r == kernels::kProbiouOver && !want) || (r == 0 && want) ||
+                             (r == 1 && undecided[0] != 0) || (r > 1 && r != kernels::kProbiouOver);
+                    if (k != paths[0]) continue;
+                    over += r == kernels::kProbiouOver;
+                    under += r == 0;
+                    left += r == 1;
+                }
+                wrong += test.over(p, q) != want;
+                const ProbiouParts parts = probiou_parts(p, q);
+                needles_over += want && parts.x < 1.0f && parts.t12 > test.band_hi;
+                near_band += std::fabs(probiou_distance(p, q) / float(limit) - 1.0f) < 0.02f;
+            }
+            // Lists of 1 to 20 boxes at every start (vector tails, blocks): the filter and the
+            // exact test on what it leaves give "any pair passes", on every path the same way.
+            for (size_t j = 0; j < g.size(); j += 11) {
+                const size_t n = 1 + j % 20, start = (j * 7) % (g.size() - n);
+                const kernels::ProbiouProbe probe = probe_of(g[j]);
+                bool want = false;
+                for (size_t i = 0; i < n; ++i) want = want || full(g[start + i], g[j]);
+                const size_t ref = paths[0]->probiou_filter(all.at(start), n, probe, bounds, ref_undecided.data());
+                for (const kernels::Table* k : paths) {
+                    const size_t r = k->probiou_filter(all.at(start), n, probe, bounds, undecided.data());
+                    paths_differ += r != ref || (r != kernels::kProbiouOver &&
+                                                 !std::equal(undecided.begin(), undecided.begin() + long(r), ref_undecided.begin()));
+                    bool got = r == kernels::kProbiouOver;
+                    for (size_t u = 0; !got && u < r; ++u) {
+                        wrong += undecided[u] >= n || (u > 0 && undecided[u] <= undecided[u - 1]);
+                        if (undecided[u] < n) got = test.over(g[start + undecided[u]], g[j]);
+                    }
+                    wrong += got != want;
+                }
+                ++lists;
+            }
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(paths_differ == 0);
+    // Each way out was taken many times, and pairs at the band were compared.
+    CHECK(over > 10000 && under > 100000 && left > 1000);
+    CHECK(near_band > 1000);
+    CHECK(needles_over > 100);
+    CHECK(lists > 1000);
+    std::printf("probiou_filter: %ld over, %ld under, %ld left to the exact test, %ld near the band, %ld needles; paths %zu\n",
+                over, under, left, near_band, needles_over, paths.size());
 }
 
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.
@@ -490,6 +640,7 @@ int main() {
     test_probiou();
     test_fast_nms();
     test_far_apart_skips_only_pairs_below_threshold();
+    test_probiou_filter_matches_full_probiou();
     test_rotated_box();
     test_pose_decode();
     test_obb_decode();

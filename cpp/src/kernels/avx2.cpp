@@ -6,6 +6,7 @@
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
+#include "probiou_filter.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -322,7 +323,34 @@ HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, 
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
+struct Lane8 {
+    using F = __m256;
+    using M = __m256;
+    static constexpr size_t kWidth = 8;
+    static F load(const float* p) { return _mm256_loadu_ps(p); }
+    static F set1(float v) { return _mm256_set1_ps(v); }
+    static F add(F a, F b) { return _mm256_add_ps(a, b); }
+    static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+    static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+    static F div(F a, F b) { return _mm256_div_ps(a, b); }
+    static F sqrt(F a) { return _mm256_sqrt_ps(a); }
+    static F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+    static M lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+    static M gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+    static M and_(M a, M b) { return _mm256_and_ps(a, b); }
+    static M andnot(M a, M b) { return _mm256_andnot_ps(b, a); }
+    static M first(size_t n) {
+        const int k = n < 8 ? int(n) : 8;
+        return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+    static uint32_t bits(M m) { return uint32_t(_mm256_movemask_ps(m)); }
+};
+
+size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, const ProbiouBounds& b, uint32_t* undecided) {
+    return probiou_filter_impl<Lane8>(l, n, g, b, undecided);
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

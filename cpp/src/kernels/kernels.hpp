@@ -31,6 +31,23 @@ struct ExpTable {
 constexpr float kDflTableMaxRange = 80.0f;
 void make_exp_table(float scale, ExpTable& table);
 
+// Rotated NMS's boxes as probiou sees them (rotated_nms.hpp Gaussian), structure of arrays: centre,
+// covariance [[a, c], [c, b]], det, and far_spread: the trace a + b for a regular box (one the
+// far test may rule out), +inf otherwise (no pair with it is ever far).
+struct ProbiouList {
+    const float *x, *y, *a, *b, *c, *det, *far_spread;
+};
+struct ProbiouProbe {
+    float x, y, a, b, c, det, far_spread;
+};
+// rotated_nms.hpp OverlapTest's shortcuts: the far limit (<= 0: none) and the distance band.
+struct ProbiouBounds {
+    float far_limit;
+    bool banded;
+    float band_lo, band_hi;
+};
+constexpr size_t kProbiouOver = ~size_t(0);
+
 struct Table {
     const char* name;
     // Writes the positions i in [0, n) with values[i] >= limits[i] to `out` (room for n), in
@@ -60,6 +77,15 @@ struct Table {
     bool (*any_iou_over)(const float* y0, const float* x0, const float* y1, const float* x1,
                          const float* area, size_t n, const float b[4], float b_area, float th,
                          bool inclusive);
+    // Rotated NMS's test of one probe against the n boxes of a list (p = list[i], q = probe), the
+    // part of OverlapTest::over without log or exp: kProbiouOver when some pair certainly passes
+    // (its distance bound is below the band), else the number of pairs left undecided (neither
+    // far apart nor above the band), their positions written to `undecided` (room for n) in
+    // increasing order, for the exact test. Each lane does probiou_parts's operations in its
+    // order, so every path decides the same pairs. Reads the arrays in whole vectors: they must
+    // hold initialized floats up to n rounded up to 8 (the lanes past n are ignored).
+    size_t (*probiou_filter)(const ProbiouList& list, size_t n, const ProbiouProbe& probe, const ProbiouBounds& bounds,
+                             uint32_t* undecided);
     // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).

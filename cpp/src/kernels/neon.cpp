@@ -7,6 +7,7 @@
 #include "iou_tail.hpp"
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
+#include "probiou_filter.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -226,7 +227,37 @@ HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, 
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
+struct Lane4 {
+    using F = float32x4_t;
+    using M = uint32x4_t;
+    static constexpr size_t kWidth = 4;
+    static F load(const float* p) { return vld1q_f32(p); }
+    static F set1(float v) { return vdupq_n_f32(v); }
+    static F add(F a, F b) { return vaddq_f32(a, b); }
+    static F sub(F a, F b) { return vsubq_f32(a, b); }
+    static F mul(F a, F b) { return vmulq_f32(a, b); }
+    static F div(F a, F b) { return vdivq_f32(a, b); }
+    static F sqrt(F a) { return vsqrtq_f32(a); }
+    static F abs(F a) { return vabsq_f32(a); }
+    static M lt(F a, F b) { return vcltq_f32(a, b); }
+    static M gt(F a, F b) { return vcgtq_f32(a, b); }
+    static M and_(M a, M b) { return vandq_u32(a, b); }
+    static M andnot(M a, M b) { return vbicq_u32(a, b); }
+    static M first(size_t n) {
+        const uint32_t lane_index[4] = {0, 1, 2, 3};
+        return vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n < 4 ? n : 4)));
+    }
+    static uint32_t bits(M m) {
+        const uint32_t weights[4] = {1, 2, 4, 8};
+        return vaddvq_u32(vandq_u32(m, vld1q_u32(weights)));
+    }
+};
+
+size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, const ProbiouBounds& b, uint32_t* undecided) {
+    return probiou_filter_impl<Lane4>(l, n, g, b, undecided);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

@@ -1,10 +1,12 @@
 // The scalar reference kernels: always built, the definition every SIMD path must match bit for bit.
+#include <cmath>
 #include <cstring>
 
 #include "iou_scalar.hpp"
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
+#include "probiou_filter.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -125,7 +127,32 @@ void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const 
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
+// One lane: the reference every path's probiou_filter matches.
+struct Lane1 {
+    using F = float;
+    using M = bool;
+    static constexpr size_t kWidth = 1;
+    static F load(const float* p) { return *p; }
+    static F set1(float v) { return v; }
+    static F add(F a, F b) { return a + b; }
+    static F sub(F a, F b) { return a - b; }
+    static F mul(F a, F b) { return a * b; }
+    static F div(F a, F b) { return a / b; }
+    static F sqrt(F a) { return std::sqrt(a); }
+    static F abs(F a) { return std::fabs(a); }
+    static M lt(F a, F b) { return a < b; }
+    static M gt(F a, F b) { return a > b; }
+    static M and_(M a, M b) { return a && b; }
+    static M andnot(M a, M b) { return a && !b; }
+    static M first(size_t n) { return n > 0; }
+    static uint32_t bits(M m) { return m ? 1u : 0u; }
+};
+
+size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, const ProbiouBounds& b, uint32_t* undecided) {
+    return probiou_filter_impl<Lane1>(l, n, g, b, undecided);
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

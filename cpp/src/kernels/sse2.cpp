@@ -6,6 +6,7 @@
 #include "iou_tail.hpp"
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
+#include "probiou_filter.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -268,7 +269,34 @@ HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, 
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, dequant_u8, byte_sum, cell_max_u8};
+struct Lane4 {
+    using F = __m128;
+    using M = __m128;
+    static constexpr size_t kWidth = 4;
+    static F load(const float* p) { return _mm_loadu_ps(p); }
+    static F set1(float v) { return _mm_set1_ps(v); }
+    static F add(F a, F b) { return _mm_add_ps(a, b); }
+    static F sub(F a, F b) { return _mm_sub_ps(a, b); }
+    static F mul(F a, F b) { return _mm_mul_ps(a, b); }
+    static F div(F a, F b) { return _mm_div_ps(a, b); }
+    static F sqrt(F a) { return _mm_sqrt_ps(a); }
+    static F abs(F a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
+    static M lt(F a, F b) { return _mm_cmplt_ps(a, b); }
+    static M gt(F a, F b) { return _mm_cmpgt_ps(a, b); }
+    static M and_(M a, M b) { return _mm_and_ps(a, b); }
+    static M andnot(M a, M b) { return _mm_andnot_ps(b, a); }
+    static M first(size_t n) {
+        const int k = n < 4 ? int(n) : 4;
+        return _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(k), _mm_setr_epi32(0, 1, 2, 3)));
+    }
+    static uint32_t bits(M m) { return uint32_t(_mm_movemask_ps(m)); }
+};
+
+size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, const ProbiouBounds& b, uint32_t* undecided) {
+    return probiou_filter_impl<Lane4>(l, n, g, b, undecided);
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
