@@ -701,14 +701,19 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
         const uint32_t at = ws.rank_box[cand.box];
         const Box& b = ws.boxes[at];
         Detection& d = ws.results.emplace_back();
-        for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
         d.score = cand.score;
         d.class_id = cand.class_id;
         d.head = b.head;
         d.cell = b.cell;
         // OBB: decode_boxes made one rotated box per box decoded, by box index (no rotated NMS
-        // end to end: the row keeps its anchor's rotated box).
-        if (rotated) ws.rboxes.push_back(ws.candidate_rboxes[at]);
+        // end to end: the row keeps its anchor's rotated box, and its box is the one enclosing it,
+        // which decode_boxes leaves to the suppression).
+        if (rotated) {
+            ws.rboxes.push_back(ws.candidate_rboxes[at]);
+            enclosing_output_box(ws.candidate_rboxes[at], ws.candidate_turns[at], cfg.settings, d.box);
+        } else {
+            for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
+        }
     }
 }
 

@@ -90,10 +90,8 @@ Gaussian gaussian_of(const kernels::ProbiouProbe& p) {
     return {p.x, p.y, p.a, p.b, p.c, p.det, p.far_spread, regular};
 }
 
-namespace {
-
 // The axis-aligned box enclosing a rotated box, in output form (order, normalization).
-void output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]) {
+void enclosing_output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]) {
     float e[4];
     enclosing_box(r, t, e);
     if (s.normalized) {
@@ -106,8 +104,6 @@ void output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]) {
         v[0] = e[0]; v[1] = e[1]; v[2] = e[2]; v[3] = e[3];
     }
 }
-
-}  // namespace
 
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
                       const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,
@@ -178,7 +174,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         ++total;
         Detection& det = out.emplace_back();
         const Box& b = boxes_out[cand.box];
-        output_box(r, turns[cand.box], s, det.box);
+        enclosing_output_box(r, turns[cand.box], s, det.box);
         det.score = cand.score;
         det.class_id = cand.class_id;
         det.head = b.head;

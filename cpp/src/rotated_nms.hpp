@@ -107,6 +107,10 @@ struct RotatedNmsWorkspace {
     std::vector<int64_t> output_of_class;
 };
 
+// The axis-aligned box enclosing a rotated box, in output form (the settings' order and
+// normalization): what a detection row's box is for an OBB head, after rotated NMS or the top-k.
+void enclosing_output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]);
+
 // Fast-NMS over sorted candidates (rboxes[c.box] are their rotated boxes, turns[c.box] the cos and
 // sin of their angles); appends the survivors that pass the caps to `out` (box: the enclosing
 // axis-aligned box in output form, computed here for them only; head and cell from
