@@ -158,7 +158,7 @@ def make_picture(seed: int, size: int, kind: str, max_shapes: int = 8, min_side:
         if ok:
             shapes = [cand[i] for i in order]
             masks = [cand_masks[i] for i in order]
-    for s, m in zip(shapes, masks):
+    for m in masks:
         base = rng.uniform(0, 255, 3)
         # a shape colour that differs from the background under it
         under = img[m].mean(0)

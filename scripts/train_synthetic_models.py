@@ -38,7 +38,6 @@ from pathlib import Path
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
 import cv2
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_task_fixtures as mtf  # noqa: E402
