@@ -261,7 +261,7 @@ MODELS.update({
     "seg_synthetic": ModelSpec(
         fixture="seg_synthetic_yolo11n", task="segment", demo=None,
         wheel=POSE.wheel, member=POSE.member, trained="yolo11n-seg-synthetic.pt",
-        sha256="d264dbfadc3b58da5d9c0037c2152f36945924b936b05fc32a590be1a6a6f2ab",
+        sha256="1bc290d673a10705366844f801180455617afe7c46b4a1955c61f0022b3f1b65",
         imgsz=640, frames=(SyntheticFrame("synthetic shapes, seed 900000", SYNTH_SEED0, "seg"),),
         extra_confs={"lo_": 0.05}),
     "obb_synthetic": ModelSpec(

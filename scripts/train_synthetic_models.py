@@ -49,7 +49,9 @@ TRAIN_SEED = 0
 
 @dataclass(frozen=True)
 class TrainSpec:
-    kind: str  # synthetic_shapes kind: seg, obb
+    name: str  # <out>/<name>.pt and <name>.json
+    kind: str  # synthetic_shapes kind (and dataset): seg, obb
+    task: str  # Ultralytics task
     yaml: str  # Ultralytics model yaml
     n_train: int
     n_val: int
@@ -60,8 +62,10 @@ class TrainSpec:
 
 
 SPECS = {
-    "seg": TrainSpec("seg", "yolo11n-seg.yaml", n_train=320, n_val=32, imgsz=320, epochs=14),
-    "obb": TrainSpec("obb", "yolo11n-obb.yaml", n_train=320, n_val=32, imgsz=320, epochs=14),
+    "seg": TrainSpec("yolo11n-seg-synthetic", "seg", "segment", "yolo11n-seg.yaml",
+                     n_train=320, n_val=32, imgsz=320, epochs=20, close_mosaic=5),
+    "obb": TrainSpec("yolo11n-obb-synthetic", "obb", "obb", "yolo11n-obb.yaml",
+                     n_train=320, n_val=32, imgsz=320, epochs=14),
 }
 
 
@@ -101,29 +105,30 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path, epochs: int | None) -> dict
 
     torch.set_num_threads(2)
     data = write_dataset(spec, out / "synth" / spec.kind)
-    model = YOLO(spec.yaml, task={"seg": "segment", "obb": "obb"}[spec.kind])
+    model = YOLO(spec.yaml, task=spec.task)
     epochs = epochs or spec.epochs
     t0 = time.time()
     model.train(data=str(data), pretrained=str(pose_pt), epochs=epochs, imgsz=spec.imgsz,
-                batch=spec.batch, device="cpu", workers=1, plots=False, amp=False, seed=TRAIN_SEED,
-                deterministic=True, project=str(out / "runs"), name=spec.kind, exist_ok=True,
+                batch=spec.batch, device="cpu", workers=0, plots=False, amp=False, seed=TRAIN_SEED,
+                deterministic=True, project=str(out / "runs"), name=spec.name, exist_ok=True,
                 val=False, close_mosaic=min(spec.close_mosaic, epochs), warmup_epochs=1,
                 cache="ram", verbose=False)
     wall = time.time() - t0
-    last = out / "runs" / spec.kind / "weights" / "last.pt"
-    final = out / f"yolo11n-{spec.kind}-synthetic.pt"
+    last = out / "runs" / spec.name / "weights" / "last.pt"
+    final = out / f"{spec.name}.pt"
     final.write_bytes(last.read_bytes())
     metrics = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch,
                                    device="cpu", workers=0, plots=False, verbose=False)
     info = {
-        "kind": spec.kind, "yaml": spec.yaml, "epochs": epochs, "imgsz": spec.imgsz,
+        "name": spec.name, "kind": spec.kind, "task": spec.task, "yaml": spec.yaml,
+        "epochs": epochs, "imgsz": spec.imgsz,
         "n_train": spec.n_train, "n_val": spec.n_val, "batch": spec.batch,
         "train_wall_s": round(wall, 1), "weights": str(final),
         "sha256": mtf.sha256_bytes(final.read_bytes()), "tensor_digest": tensor_digest(final),
         "metrics": {k: round(float(v), 4) for k, v in metrics.results_dict.items()},
         "start": f"{pose_pt.name} sha256 {mtf.POSE.sha256}",
     }
-    (out / f"yolo11n-{spec.kind}-synthetic.json").write_text(json.dumps(info, indent=1) + "\n")
+    (out / f"{spec.name}.json").write_text(json.dumps(info, indent=1) + "\n")
     print(json.dumps(info, indent=1))
     return info
 
