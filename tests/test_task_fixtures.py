@@ -296,7 +296,7 @@ def test_trained_obb_model_finds_the_drawn_shapes_and_their_angles() -> None:
     ambiguous); 4 and 3 results match no drawn shape of their class."""
     found = total = 0
     tolerance = {"ellipse": 0.07, "rectangle": 0.07, "cross": 0.2}
-    for z, meta, i, shapes in _truth("obb_synthetic_yolo11n.npz"):
+    for z, _meta, i, shapes in _truth("obb_synthetic_yolo11n.npz"):
         rb = z[f"r{i}_rboxes"].astype(np.float64)
         # results as (cx, cy, long, short, angle of the long side mod pi)
         res = np.array([[x, y, max(w, h), min(w, h), (r if w >= h else r + np.pi / 2) % np.pi]
