@@ -262,6 +262,26 @@ def test_masks_into_a_reused_buffer():
         d.masks_at_proto(out=np.zeros((len(d), 80, 160), np.bool_)[:, :, ::2])
 
 
+def test_render_crop_scale_is_float32_crops_times_the_ratios():
+    """render_masks(crop_scale=(sx, sy)) crops with x1 y1 x2 y2 times (sx, sy) rounded to float32
+    and multiplied in float32, as NumPy does with a float32 ratio array (masks_at_proto's crop):
+    equal masks for ratios that are not exact in float32, crop edges falling between cells."""
+    case = quantize_case(make_seg_case(np.random.default_rng(4), _unique_class_objects()))
+    cfg, d = _decode(case, semantics="ultralytics", drop_empty_masks=False)
+    ml = d._mask_logits
+    samp = hd._core.mask_sampling_proto(ml.grid)
+    rng = np.random.default_rng(9)
+    for sx, sy in [(0.25, 0.25), (1 / 3, 0.3), (0.2499999, 0.7)]:
+        crops = (d.boxes_as("xyxy_pixels") + rng.uniform(-3, 3, (len(d), 4))).astype(np.float32)
+        want = hd._core.render_masks(ml.logits, ml.windows, ml.offsets,
+                                     crops * np.array([sx, sy, sx, sy], dtype=np.float32), ml.grid, samp)
+        have = hd._core.render_masks(ml.logits, ml.windows, ml.offsets, crops, ml.grid, samp, None, (sx, sy))
+        assert want.any() and np.array_equal(have, want), (sx, sy)
+        into = np.full_like(want, 7)
+        hd._core.render_masks(ml.logits, ml.windows, ml.offsets, crops, ml.grid, samp, into, (sx, sy))
+        assert np.array_equal(into, want), (sx, sy)
+
+
 # -- HAILO_NMS_WITH_BYTE_MASK ------------------------------------------------------------------
 def _independent_buffer(dets, image_size):
     """A buffer built from hailort.h's description alone (struct.pack, no project code)."""

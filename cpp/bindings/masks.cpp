@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -84,7 +85,7 @@ py::tuple sampling_tuple(const MaskSampling& s) {
 // (n, 4) xyxy: into `out` when given (uint8 (n, H, W), C-contiguous; every byte written), else
 // into a new numpy.zeros array (calloc'd: the pages outside the boxes are never touched).
 py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
-                            std::optional<py::array> out_arg) {
+                            std::optional<py::array> out_arg, std::optional<std::pair<float, float>> crop_scale) {
     const MaskGrid g = grid_of(grid);
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
@@ -112,9 +113,17 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
     {
         py::gil_scoped_release release;
         thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
-        for (size_t i = 0; i < n; ++i)
-            render_mask(lg + w[i].offset, w[i], g, s, cr + 4 * i, 0, 0, s.height, s.width, dst + i * plane,
-                        size_t(s.width), scratch, zeroed);
+        for (size_t i = 0; i < n; ++i) {
+            const float* c = cr + 4 * i;
+            float scaled[4];
+            if (crop_scale) {  // x1 y1 x2 y2 times (sx, sy) in float32: NumPy's crops * [sx, sy, sx, sy]
+                scaled[0] = c[0] * crop_scale->first; scaled[1] = c[1] * crop_scale->second;
+                scaled[2] = c[2] * crop_scale->first; scaled[3] = c[3] * crop_scale->second;
+                c = scaled;
+            }
+            render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
+                        zeroed);
+        }
     }
     return out;
 }
@@ -178,9 +187,9 @@ py::tuple frame_masks(const Decoder& dec, size_t frame) {
 
 void bind_masks(py::module_& m) {
     m.def("render_masks", &render, py::arg("logits"), py::arg("windows"), py::arg("offsets"), py::arg("crops"),
-          py::arg("grid"), py::arg("sampling"), py::arg("out") = py::none(),
-          "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy "
-          "(into out, uint8 (n, H, W), when given).");
+          py::arg("grid"), py::arg("sampling"), py::arg("out") = py::none(), py::arg("crop_scale") = py::none(),
+          "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy, "
+          "times crop_scale (sx, sy) in float32 when given (into out, uint8 (n, H, W), when given).");
     m.def("mask_sampling_input", [](py::tuple g) { return sampling_tuple(sampling_to_input(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_proto", [](py::tuple g) { return sampling_tuple(sampling_to_proto(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_native", [](py::tuple g, int h, int w) {

@@ -93,10 +93,11 @@ static void test_kernels_agree() {
             for (auto& c : c255) c = 255;
         }
     }
-    // window_u8i: a window of 5 rows x 19 cells (two blocks of 8 and a tail of 3 on AVX2), rows
-    // 40 cells apart: each value float(exact sum) * scale, the same bits on every path.
-    {
-        const size_t rows = 5, cols = 19, cs = 40 * 32;
+    // window_u8i: windows of 5 rows x 1 to 37 cells (blocks of 8 and what is left: on AVX2 a last
+    // block overlapping the one before it), rows 40 cells apart: each value float(exact sum) *
+    // scale, the same bits on every path, nothing written past the window.
+    for (size_t cols : {size_t(1), size_t(5), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16), size_t(19), size_t(37)}) {
+        const size_t rows = 5, cs = 40 * 32;
         std::vector<uint8_t> win(rows * cs);
         for (auto& v : win) v = uint8_t(lcg(seed) >> 24);
         for (size_t k = 0; k < 32; ++k) win[k] = 255;  // the first cell at the extreme
@@ -109,10 +110,12 @@ static void test_kernels_agree() {
                 want[r * cols + j] = float(di) * scale;
             }
         for (const kernels::MaskTable* k : mask_tables()) {
-            std::fill(have.begin(), have.end(), 1e30f);
-            k->window_u8i(win.data(), rows, cols, cs, 32, 3, ci, scale, have.data());
+            std::vector<float> padded(rows * cols + 8, 1e30f);
+            k->window_u8i(win.data(), rows, cols, cs, 32, 3, ci, scale, padded.data());
+            std::copy(padded.begin(), padded.begin() + std::ptrdiff_t(rows * cols), have.begin());
             bool ok = true;
             for (size_t i = 0; i < have.size(); ++i) ok = ok && same_bits(have[i], want[i]);
+            for (size_t i = rows * cols; i < padded.size(); ++i) ok = ok && padded[i] == 1e30f;
             CHECK(ok);
             int16_t c255[32];
             for (auto& c : c255) c = -255;
@@ -148,7 +151,7 @@ static void test_kernels_agree() {
         {
             std::vector<float> v(a);
             v[5] = NAN; v[6] = -0.0f; v[7] = INFINITY; v[8] = -INFINITY; v[70] = 1e-45f;
-            for (size_t len : {size_t(0), size_t(7), size_t(8), size_t(31), size_t(32), m}) {
+            for (size_t len = 0; len <= m; ++len) {
                 std::vector<uint8_t> got(m, 9);
                 size_t ones = 0;
                 const size_t got_n = k->sign_row(v.data(), len, got.data());
@@ -159,6 +162,19 @@ static void test_kernels_agree() {
                 for (size_t j = len; j < m; ++j) CHECK(got[j] == 9);  // nothing past the row
                 CHECK(got_n == ones);
             }
+        }
+        for (size_t len = 0; len <= m; ++len) {  // every length: the blocks and what is left
+            std::vector<uint8_t> got(m, 9);
+            size_t ones = 0;
+            const size_t got_n = k->blend_row(a.data(), b.data(), 0.625f, 0.375f, len, got.data());
+            for (size_t j = 0; j < len; ++j) {
+                float t = a[j] * 0.625f;
+                t = t + b[j] * 0.375f;
+                CHECK(got[j] == uint8_t(t > 0.0f));
+                ones += t > 0.0f;
+            }
+            for (size_t j = len; j < m; ++j) CHECK(got[j] == 9);  // nothing past the row
+            CHECK(got_n == ones);
         }
         const size_t want_n = kernels::mask_scalar_table().blend_row(a.data(), b.data(), 0.625f, 0.375f, m, want.data());
         const size_t have_n = k->blend_row(a.data(), b.data(), 0.625f, 0.375f, m, have.data());

@@ -57,12 +57,15 @@ class MaskLogits:
                  grid: Tuple[int, int, int, int]) -> None:
         self.windows, self.offsets, self.logits, self.grid = windows, offsets, logits, grid
 
-    def render(self, crops: np.ndarray, sampling: Tuple[Any, ...], out: Optional[np.ndarray] = None) -> np.ndarray:
-        """(n, H, W) bool masks at the sampling's grid, cropped to crops (n, 4) xyxy in its pixels:
-        a new array, or written into `out` (every element; returned)."""
+    def render(self, crops: np.ndarray, sampling: Tuple[Any, ...], out: Optional[np.ndarray] = None,
+               crop_scale: Optional[Tuple[float, float]] = None) -> np.ndarray:
+        """(n, H, W) bool masks at the sampling's grid, cropped to crops (n, 4) xyxy in its pixels
+        (times crop_scale (sx, sy) in float32 when given, done in C++): a new array, or written
+        into `out` (every element; returned)."""
         crops = np.ascontiguousarray(crops, dtype=np.float32).reshape(-1, 4)
         if out is None:
-            return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling).view(np.bool_)
+            return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling,
+                                      None, crop_scale).view(np.bool_)
         n, h, w = len(self.windows), int(sampling[4]), int(sampling[5])
         if not isinstance(out, np.ndarray) or out.dtype not in (np.bool_, np.uint8) or not out.flags.c_contiguous \
                 or not out.flags.writeable:
@@ -70,7 +73,8 @@ class MaskLogits:
                             f"{type(out).__name__}{'' if not isinstance(out, np.ndarray) else ' ' + str(out.dtype)}")
         if out.shape != (n, h, w):
             raise ValueError(f"out must have shape {(n, h, w)}, got {out.shape}")
-        _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling, out.view(np.uint8))
+        _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling, out.view(np.uint8),
+                           crop_scale)
         return out
 
 
@@ -192,9 +196,9 @@ class Detections:
         if self._mask_view is not None:
             raise ValueError("masks_at_proto is for the Detections the decoder returned, not after to_original")
         ph, pw, ih, iw = ml.grid
-        # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H).
-        ratio = np.array([pw / iw, ph / ih, pw / iw, ph / ih], dtype=np.float32)
-        return ml.render(self.boxes_as("xyxy_pixels") * ratio, _core.mask_sampling_proto(ml.grid), out)
+        # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H): the
+        # ratios rounded to float32 and the float32 products, done in C++ (saves two NumPy calls).
+        return ml.render(self.boxes_as("xyxy_pixels"), _core.mask_sampling_proto(ml.grid), out, (pw / iw, ph / ih))
 
     def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
                            mask_budget: Optional[int] = None) -> np.ndarray:

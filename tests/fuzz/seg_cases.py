@@ -267,7 +267,9 @@ def render_specs(draw) -> Dict[str, Any]:
                 sampling=draw(st.sampled_from(["input", "proto", "native", "native_up", "odd", "huge", "source_out",
                                                "up_0", "short"])),
                 native_hw=draw(st.sampled_from([(1, 1), (3, 5), (13, 16), (64, 48), (0, 4)])),
-                out=draw(st.sampled_from([None, "fit", "garbage", "wrong_shape", "float32", "strided"])))
+                out=draw(st.sampled_from([None, "fit", "garbage", "wrong_shape", "float32", "strided"])),
+                crop_scale=draw(st.sampled_from([None, (0.25, 0.25), (1 / 3, 0.3), (0.0, -1.0), (float("nan"), 1e30),
+                                                 (float("inf"), -float("inf"))])))
 
 
 def run_render_spec(spec: Dict[str, Any]) -> str:
@@ -304,7 +306,8 @@ def run_render_spec(spec: Dict[str, Any]) -> str:
                    "float32": lambda: np.zeros(shape, np.float32),
                    "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), np.uint8)[:, :, ::2]}[spec["out"]]()
         out = _core.render_masks(logits, windows.astype(np.int32), np.array(spec["offsets"], np.int64).reshape(n),
-                                 np.array(spec["crops"], np.float32).reshape(n, 4), grid, s, buf)
+                                 np.array(spec["crops"], np.float32).reshape(n, 4), grid, s, buf,
+                                 None if spec.get("crop_scale") is None else tuple(spec["crop_scale"]))
     except CLEAN:
         return "refused"
     if spec["out"] in ("wrong_shape", "float32") or (spec["out"] == "strided" and not buf.flags.c_contiguous):

@@ -115,21 +115,42 @@ void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_strid
         return _mm256_add_epi32(_mm256_madd_epi16(_mm256_and_si256(v, low_bytes), ce),
                                 _mm256_madd_epi16(_mm256_srli_epi16(v, 8), co));
     };
+    // A window's rows are short runs of cells a grid row apart, which the hardware prefetchers
+    // pick up late when the frame comes fresh from memory: each block asks for the same cells
+    // kPrefetchRows rows further down (inside the window only), and the window's first
+    // kPrefetchRows rows are asked for before it starts. Prefetches change no result.
+    constexpr size_t kPrefetchRows = 4;
+    for (size_t r = 0; r < kPrefetchRows && r < rows; ++r)
+        for (size_t i = 0; i < cols; i += 2)
+            _mm_prefetch(reinterpret_cast<const char*>(cells + r * row_stride + i * col_stride), _MM_HINT_T0);
+    bool prefetch = false;
+    auto block8 = [&](const uint8_t* q, float* o) {  // eight cells, q the first
+        if (prefetch) {
+            const char* ahead = reinterpret_cast<const char*>(q + kPrefetchRows * row_stride);
+            _mm_prefetch(ahead, _MM_HINT_T0);
+            _mm_prefetch(ahead + 2 * col_stride, _MM_HINT_T0);
+            _mm_prefetch(ahead + 4 * col_stride, _MM_HINT_T0);
+            _mm_prefetch(ahead + 6 * col_stride, _MM_HINT_T0);
+        }
+        const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + col_stride));
+        const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * col_stride), partial(q + 3 * col_stride));
+        const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * col_stride), partial(q + 5 * col_stride));
+        const __m256i t67 = _mm256_hadd_epi32(partial(q + 6 * col_stride), partial(q + 7 * col_stride));
+        const __m256i u0 = _mm256_hadd_epi32(t01, t23);
+        const __m256i u1 = _mm256_hadd_epi32(t45, t67);
+        const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20),
+                                              _mm256_permute2x128_si256(u0, u1, 0x31));
+        _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, vbias)), vscale));
+    };
     for (size_t r = 0; r < rows; ++r) {
         const uint8_t* row = cells + r * row_stride;
         float* o = out + r * cols;
+        prefetch = r + kPrefetchRows < rows;
         size_t i = 0;
-        for (; i + 8 <= cols; i += 8) {
-            const uint8_t* q = row + i * col_stride;
-            const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + col_stride));
-            const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * col_stride), partial(q + 3 * col_stride));
-            const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * col_stride), partial(q + 5 * col_stride));
-            const __m256i t67 = _mm256_hadd_epi32(partial(q + 6 * col_stride), partial(q + 7 * col_stride));
-            const __m256i u0 = _mm256_hadd_epi32(t01, t23);
-            const __m256i u1 = _mm256_hadd_epi32(t45, t67);
-            const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20),
-                                                  _mm256_permute2x128_si256(u0, u1, 0x31));
-            _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, vbias)), vscale));
+        for (; i + 8 <= cols; i += 8) block8(row + i * col_stride, o + i);
+        if (cols >= 8 && i < cols) {  // the last cells as one more block ending at the row's end: it
+            block8(row + (cols - 8) * col_stride, o + cols - 8);  // rewrites some cells with their same value
+            continue;
         }
         for (; i < cols; ++i) {
             const __m256i p = partial(row + i * col_stride);
@@ -141,54 +162,59 @@ void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_strid
     }
 }
 
-// 32 pixels a step: four 8-lane compares packed to bytes (the packs work per 128-bit lane, so a
-// final permute puts the four groups back in order), masked to 1/0.
-size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
-    const __m256 vh0 = _mm256_set1_ps(h0), vh1 = _mm256_set1_ps(h1), zero = _mm256_setzero_ps();
+// Eight compare results (int32 lanes, all ones or zero) as eight bytes 1/0 at out; returns the
+// lanes' bit mask.
+inline unsigned store8(__m256i m, uint8_t* out) {
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_and_si128(_mm_packs_epi16(w16, w16), _mm_set1_epi8(1)));
+    return unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(m)));
+}
+
+// A row of n compare results, gt(k) giving lanes k..k+7: 32 a step (four 8-lane compares packed
+// to bytes; the packs work per 128-bit lane, so a final permute puts the four groups back in
+// order), then 8 a step. What is left (fewer than a step) is done as one more step ending at n
+// when the row is long enough: it rewrites some bytes with the same value and counts only the
+// new ones. Returns how many are 1; rows shorter than 8 are left to the scalar tail (returns j).
+template <typename Gt>
+inline size_t compare_row(Gt gt, size_t n, uint8_t* out, size_t& set) {
     const __m256i one = _mm256_set1_epi8(1);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    size_t j = 0, set = 0;
+    auto step32 = [&](size_t k) {  // bytes k..k+31; returns their bit mask
+        const __m256i w16a = _mm256_packs_epi32(gt(k), gt(k + 8));
+        const __m256i w16b = _mm256_packs_epi32(gt(k + 16), gt(k + 24));
+        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), _mm256_and_si256(w, one));
+        return unsigned(_mm256_movemask_epi8(w));
+    };
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) set += size_t(__builtin_popcount(step32(j)));
+    if (j == n) return n;
+    if (j > 0) {  // n > 32: the last 32 bytes
+        set += size_t(__builtin_popcount(step32(n - 32) >> (j - (n - 32))));
+        return n;
+    }
+    for (; j + 8 <= n; j += 8) set += size_t(__builtin_popcount(store8(gt(j), out + j)));
+    if (j == n || j == 0) return j;
+    set += size_t(__builtin_popcount(store8(gt(n - 8), out + n - 8) >> (j - (n - 8))));
+    return n;
+}
+
+size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out) {
+    const __m256 vh0 = _mm256_set1_ps(h0), vh1 = _mm256_set1_ps(h1), zero = _mm256_setzero_ps();
     auto gt = [&](size_t k) {
         const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(a + k), vh0), _mm256_mul_ps(_mm256_loadu_ps(b + k), vh1));
         return _mm256_castps_si256(_mm256_cmp_ps(t, zero, _CMP_GT_OQ));
     };
-    for (; j + 32 <= n; j += 32) {
-        const __m256i w16a = _mm256_packs_epi32(gt(j), gt(j + 8));
-        const __m256i w16b = _mm256_packs_epi32(gt(j + 16), gt(j + 24));
-        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_and_si256(w, one));
-        set += size_t(__builtin_popcount(unsigned(_mm256_movemask_epi8(w))));
-    }
-    for (; j + 8 <= n; j += 8) {  // 8 at a time: the compare's sign bits spread to bytes
-        const unsigned bits = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(gt(j))));
-        uint64_t bytes = 0;
-        for (int q = 0; q < 8; ++q) bytes |= uint64_t((bits >> q) & 1u) << (8 * q);
-        __builtin_memcpy(out + j, &bytes, 8);
-        set += size_t(__builtin_popcount(bits));
-    }
+    size_t set = 0;
+    const size_t j = compare_row(gt, n, out, set);
     return set + blend_row_tail(a, b, h0, h1, j, n, out);
 }
 
 size_t sign_row(const float* v, size_t n, uint8_t* out) {
     const __m256 zero = _mm256_setzero_ps();
-    const __m256i one = _mm256_set1_epi8(1);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    size_t j = 0, set = 0;
     auto gt = [&](size_t k) { return _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(v + k), zero, _CMP_GT_OQ)); };
-    for (; j + 32 <= n; j += 32) {
-        const __m256i w16a = _mm256_packs_epi32(gt(j), gt(j + 8));
-        const __m256i w16b = _mm256_packs_epi32(gt(j + 16), gt(j + 24));
-        const __m256i w = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b), order);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_and_si256(w, one));
-        set += size_t(__builtin_popcount(unsigned(_mm256_movemask_epi8(w))));
-    }
-    for (; j + 8 <= n; j += 8) {
-        const unsigned bits = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(gt(j))));
-        uint64_t bytes = 0;
-        for (int q = 0; q < 8; ++q) bytes |= uint64_t((bits >> q) & 1u) << (8 * q);
-        __builtin_memcpy(out + j, &bytes, 8);
-        set += size_t(__builtin_popcount(bits));
-    }
+    size_t set = 0;
+    const size_t j = compare_row(gt, n, out, set);
     return set + sign_row_tail(v, j, n, out);
 }
 
