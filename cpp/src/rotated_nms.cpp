@@ -116,6 +116,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread})
         if (v->size() < n + 8) v->resize(n + 8, 0.0f);
     if (ws.undecided.size() < n) ws.undecided.resize(n);
+    if (ws.verdict.size() < n) ws.verdict.resize(n);
     const kernels::Table& k = kernels::active();
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
@@ -139,6 +140,17 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         ws.det[slot] = p.det;
         ws.far_spread[slot] = p.far_spread;
     }
+    // Every candidate's verdict against the earlier ones of its list, a list per call.
+    // Fast-NMS's pairs do not depend on one another's outcome, so the kernel settles a whole list
+    // in one call (its constants broadcast once, not once a candidate); the loop below runs the
+    // exact test only for the few candidates it leaves undecided.
+    for (size_t l = 0; l < lists; ++l) {
+        const size_t first = ws.start[l];
+        const kernels::ProbiouList list{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
+                                        ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
+                                        ws.far_spread.data() + first};
+        k.probiou_verdicts(list, ws.count[l], bounds, ws.verdict.data() + first);
+    }
     for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -148,15 +160,16 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         const RotatedBox& r = rboxes[cand.box];
         const size_t list = s.agnostic ? 0 : cls;
         const size_t first = ws.start[list], n_earlier = ws.count[list];
-        const kernels::ProbiouList earlier{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
-                                           ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
-                                           ws.far_spread.data() + first};
-        const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
-                                          earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
-                                          earlier.far_spread[n_earlier]};
-        bool suppressed = false;
-        if (n_earlier > 0) {
-            // The kernel settles most pairs; the exact test (with its log and exp) takes the rest.
+        const uint8_t verdict = ws.verdict[first + n_earlier];
+        bool suppressed = verdict == kernels::kProbiouSuppressed;
+        if (verdict == kernels::kProbiouUndecided && n_earlier > 0) {
+            const kernels::ProbiouList earlier{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
+                                               ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
+                                               ws.far_spread.data() + first};
+            const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
+                                              earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
+                                              earlier.far_spread[n_earlier]};
+            // The few left to the exact test (with its log and exp): the pairs the kernel cannot settle.
             const size_t left = k.probiou_filter(earlier, n_earlier, probe, bounds, ws.undecided.data());
             suppressed = left == kernels::kProbiouOver;
             for (size_t u = 0; u < left && !suppressed; ++u) {

@@ -103,6 +103,7 @@ struct RotatedNmsWorkspace {
     // kernels::probiou_filter (with a vector's room past the end: the kernel reads whole vectors).
     ScratchVector<float> x, y, a, b, c, det, far_spread;
     ScratchVector<uint32_t> undecided;   // the pairs the filter leaves to the exact test
+    ScratchVector<uint8_t> verdict;      // per slot: kernels::probiou_verdicts
     std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)
     std::vector<int64_t> output_of_class;
 };

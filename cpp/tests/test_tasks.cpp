@@ -251,6 +251,7 @@ static void test_probiou_filter_matches_full_probiou() {
     const std::vector<const kernels::Table*> paths = kernel_tables();
     std::vector<uint32_t> undecided(g.size() + 8), ref_undecided(g.size() + 8);
     long over = 0, under = 0, left = 0, wrong = 0, paths_differ = 0, near_band = 0, lists = 0;
+    long verdicts[3] = {0, 0, 0};
     std::vector<float> thresholds{0.001f, 0.01f, 0.1f, 0.3f, 0.5f, 0.7f, 0.9f, 0.99f};
     for (size_t i = 0; i < 400; i += 50) thresholds.push_back(probiou(g[i], g[400 + 3 * i]));  // a pair at each
     for (float th : thresholds) {
@@ -318,10 +319,46 @@ static void test_probiou_filter_matches_full_probiou() {
                 }
                 ++lists;
             }
+            // probiou_verdicts, a whole list per call: each verdict is probiou_filter's answer for
+            // that candidate against the ones before it, on every path, and agrees with the full
+            // probiou. Lists from the random set (every start, lengths 1 to 40: blocks, tails) and
+            // from the band's pairs side by side (where verdicts are left to the exact test).
+            std::vector<Gaussian> near;
+            for (size_t u = 0; u < pairs.size() && u < 726; ++u) {
+                near.push_back(pairs[u].first);
+                near.push_back(pairs[u].second);
+            }
+            const GaussianList near_list(near);
+            for (const auto& [src, list] : {std::pair{&g, &all}, {&near, &near_list}}) {
+                std::vector<uint8_t> verdict(41), ref_verdict(41);
+                for (size_t j = 0; j + 40 < src->size(); j += 13) {
+                    const size_t n = 1 + j % 40, start = j;
+                    paths[0]->probiou_verdicts(list->at(start), n, bounds, ref_verdict.data());
+                    for (const kernels::Table* k : paths) {
+                        k->probiou_verdicts(list->at(start), n, bounds, verdict.data());
+                        paths_differ += !std::equal(verdict.begin(), verdict.begin() + long(n), ref_verdict.begin());
+                    }
+                    for (size_t q = 0; q < n; ++q) {
+                        const Gaussian& probe = (*src)[start + q];
+                        const size_t r = q ? paths[0]->probiou_filter(list->at(start), q, probe_of(probe), bounds, undecided.data()) : 0;
+                        const uint8_t from_filter = r == kernels::kProbiouOver ? kernels::kProbiouSuppressed
+                                                    : r == 0                    ? kernels::kProbiouClear
+                                                                                : kernels::kProbiouUndecided;
+                        wrong += ref_verdict[q] != from_filter;
+                        bool want = false;
+                        for (size_t e = 0; e < q; ++e) want = want || full((*src)[start + e], probe);
+                        wrong += (ref_verdict[q] == kernels::kProbiouSuppressed && !want) ||
+                                 (ref_verdict[q] == kernels::kProbiouClear && want);
+                        ++verdicts[ref_verdict[q]];
+                    }
+                }
+            }
         }
     }
     CHECK(wrong == 0);
     CHECK(paths_differ == 0);
+    CHECK(verdicts[kernels::kProbiouClear] > 1000 && verdicts[kernels::kProbiouSuppressed] > 1000 &&
+          verdicts[kernels::kProbiouUndecided] > 100);
     // Each way out was taken many times, and pairs at the band were compared.
     CHECK(over > 10000 && under > 100000 && left > 1000);
     CHECK(near_band > 1000);
@@ -329,6 +366,7 @@ static void test_probiou_filter_matches_full_probiou() {
     CHECK(lists > 1000);
     std::printf("probiou_filter: %ld over, %ld under, %ld left to the exact test, %ld near the band, %ld needles; paths %zu\n",
                 over, under, left, near_band, needles_over, paths.size());
+    std::printf("probiou_verdicts: %ld clear, %ld suppressed, %ld undecided\n", verdicts[0], verdicts[1], verdicts[2]);
 }
 
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.

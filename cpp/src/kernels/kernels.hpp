@@ -47,6 +47,9 @@ struct ProbiouBounds {
     float band_lo, band_hi;
 };
 constexpr size_t kProbiouOver = ~size_t(0);
+// Table::probiou_verdicts: a candidate certainly clear of every earlier one, certainly suppressed
+// by one, or (rare) with pairs only the exact test settles.
+constexpr uint8_t kProbiouClear = 0, kProbiouSuppressed = 1, kProbiouUndecided = 2;
 
 struct Table {
     const char* name;
@@ -86,6 +89,13 @@ struct Table {
     // hold initialized floats up to n rounded up to 8 (the lanes past n are ignored).
     size_t (*probiou_filter)(const ProbiouList& list, size_t n, const ProbiouProbe& probe, const ProbiouBounds& bounds,
                              uint32_t* undecided);
+    // probiou_filter of every candidate p of one list against the ones before it (list[0, p)),
+    // in one call, the constants broadcast once: verdict[p] is kProbiouSuppressed when
+    // probiou_filter(list, p, list[p]) gives kProbiouOver, kProbiouClear when it leaves no pair
+    // undecided, else kProbiouUndecided (the caller runs probiou_filter for that one). Fast-NMS
+    // compares every pair whether or not the earlier one was itself dropped, so no verdict waits
+    // on another. Reads as probiou_filter does, up to n rounded up to 8.
+    void (*probiou_verdicts)(const ProbiouList& list, size_t n, const ProbiouBounds& bounds, uint8_t* verdict);
     // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).

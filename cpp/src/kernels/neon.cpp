@@ -257,7 +257,11 @@ size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, con
     return probiou_filter_impl<Lane4>(l, n, g, b, undecided);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
+void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, uint8_t* verdict) {
+    probiou_verdicts_impl<Lane4>(l, n, b, verdict);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

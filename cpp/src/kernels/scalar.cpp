@@ -152,7 +152,11 @@ size_t probiou_filter(const ProbiouList& l, size_t n, const ProbiouProbe& g, con
     return probiou_filter_impl<Lane1>(l, n, g, b, undecided);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, dequant_u8, byte_sum, cell_max_u8};
+void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, uint8_t* verdict) {
+    probiou_verdicts_impl<Lane1>(l, n, b, verdict);
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
