@@ -396,3 +396,46 @@ def _numpy_reference_topk(raw, cfg, *, conf, max_det, topk):
         scores.append(_dequant(raw[h.cls], cfg.output(h.cls)))
         boxes.append(ultralytics_boxes(dfl_distances(_dequant(raw[h.box], cfg.output(h.box))), int(h.stride)))
     return end2end_select(scores, boxes, max_det=max_det, conf=conf, topk=topk)
+
+
+@pytest.mark.parametrize("agnostic", [False, True])
+@pytest.mark.parametrize("scale", [1 / 255, 1 / 64])
+def test_gated_selection_equals_the_plain_one_at_every_threshold(agnostic, scale):
+    """The decoder ranks only anchors whose best score passes conf (topk.hpp states why that keeps
+    every surviving row); the NumPy model runs Ultralytics' two top-ks over every anchor. Random
+    80-class uint8 heads (sparse high bytes, or a few levels: ties everywhere), thresholds exactly
+    on a byte's score, between two, below every byte, with > and >=, k below and above the number
+    of passing anchors: same rows, same order, bit-identical scores (activation none: the
+    model's float32 scores are the decoder's exactly, so conf can sit exactly on a level)."""
+    rng = np.random.default_rng(4242 + 2 * agnostic + (scale > 0.01))
+    nc, grids = 80, ((12, 12), (6, 6), (3, 3))
+    for trial in range(6):
+        zp = float(trial % 4)
+        outputs, heads, raw = [], [], {}
+        for k, (gh, gw) in enumerate(grids):
+            if trial % 3 == 2:
+                cls = (rng.integers(0, 5, size=(gh, gw, nc)) * 50).astype(np.uint8)
+            else:
+                cls = rng.integers(0, 40, size=(gh, gw, nc)).astype(np.uint8)
+                hit = rng.random(cls.shape) < 0.006
+                cls[hit] = rng.integers(60, 256, size=int(hit.sum()))
+            box = rng.integers(0, 256, size=(gh, gw, 4)).astype(np.uint8)
+            raw[f"box{k}"], raw[f"cls{k}"] = box, cls
+            outputs += [hd.OutputInfo(f"box{k}", box.shape, "uint8", zp=0, scale=0.05),
+                        hd.OutputInfo(f"cls{k}", cls.shape, "uint8", zp=zp, scale=scale)]
+            heads.append(hd.Head(f"box{k}", f"cls{k}", 128 // gw))
+        # A byte's score as the model computes it (float32 dequantization), so that conf sits
+        # exactly on a level.
+        levels = (np.arange(256, dtype=np.float32) - np.float32(zp)) * np.float32(scale)
+        q = int(rng.integers(40, 255))
+        on_level, between = float(levels[q]), float((levels[q] + levels[q + 1]) / 2)
+        assert np.float32(on_level) == levels[q]
+        for conf in (on_level, between, -1.0, 0.2):
+            for test in (">", ">="):
+                for max_det in (1, 7, 300, 1000):
+                    cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics",
+                                           class_activation="none", end2end=True, agnostic=agnostic,
+                                           max_total=max_det, score_threshold=conf, score_test=test)
+                    got = hd.Decoder(cfg)(raw)
+                    ref = _numpy_reference(raw, cfg, conf=conf, test=test, agnostic=agnostic, max_det=max_det)
+                    _check_exact(got, ref)

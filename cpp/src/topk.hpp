@@ -18,7 +18,29 @@
 // Only anchors whose best score passes the lowest class threshold (the gate) are ranked, and only
 // their pairs that pass it. That drops nothing the full selection keeps: a dropped anchor ranks
 // below every kept one and all its pairs fail, and a dropped pair ranks below every pair that can
-// pass, so neither can take a kept one's place. Best scores come from one pass over the class
+// pass, so neither can take a kept one's place. In full, with P the passing anchors (best score
+// passes the gate) and k = min(max_det, every anchor):
+//   - a row survives only if its pair passes (score > conf, or >= with score_inclusive), so only
+//     pairs of anchors in P can survive (a pair's score is at most its anchor's best);
+//   - every anchor in P has a best score strictly above every anchor outside it (passing is a
+//     threshold on the score), so in stage 1's order all of P comes first, in the same relative
+//     order (score, then anchor index) as when ranked alone:
+//     |P| <= k: stage 1 keeps all of P (ranks 0 .. |P|-1, the same ranks), plus anchors whose
+//       pairs all fail; |P| > k: stage 1 keeps the first k of P, whatever the others are;
+//   - stage 2 ranks pairs by score, then rank, then class: passing pairs strictly above failing
+//     ones, so its first k hold every passing pair it would keep, in the same order and with the
+//     same stage-1 ranks, whether the failing ones were there or not.
+// So ranking P alone (and only P's passing pairs) gives the same surviving rows, in the same
+// order, as Ultralytics' two top-ks over every anchor. With one quantization a score passes
+// exactly when its byte is at or above the gate's q_min (make_class_scorer tests each byte's
+// score with the same > or >= as the final test, and the byte path needs a score table that never
+// decreases), so P is "the cells whose largest class byte is >= q_min" (tests/test_topk.cpp and
+// tests/test_end2end.py check the result against the plain algorithm over every anchor).
+// Finding P with the SIMD uniform scan that detection uses ("any class byte >= q_min") instead of
+// cell_max_u8's per-cell maximum was measured and not kept: with 0.02-0.2 % of class bytes
+// passing it was 0.5-10 us slower on 80-class yolov*n-sized heads (about 7 ns a hit: a
+// mispredicted branch per 256-byte block with one), and within 1 us either way at 0.005 %
+// (BENCHMARKS.md); cell_max_u8 has no data-dependent branch and runs near a read pass. Best scores come from one pass over the class
 // bytes (the maximum raw value of a cell, for uint8 with one quantization: the score is
 // non-decreasing in it); stage 2 reads the class values of the k anchors only, and keeps only
 // pairs scoring at least the k-th anchor's best score (the k anchors' best pairs already make k
