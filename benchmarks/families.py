@@ -21,6 +21,7 @@ import numpy as np
 
 import hailo_decode as hd
 from hailo_decode import _core
+from hailo_decode.bench import greedy_nms
 
 STRIDES = (8, 16, 32)
 ANCHORS = {8: ((10, 13), (16, 30), (33, 23)), 16: ((30, 61), (62, 45), (59, 119)), 32: ((116, 90), (156, 198), (373, 326))}
@@ -85,24 +86,6 @@ def _dequant(a, o):
     return (a.astype(np.float32) - np.float32(o.zp)) * np.float32(o.scale)
 
 
-def _nms(boxes, scores, classes, iou=0.7):
-    """Greedy class-aware NMS as NumPy code does it (the classic loop over kept boxes, IoU of the
-    best against the rest vectorized; classes kept apart by offsetting each class's boxes)."""
-    b = boxes + (classes.astype(np.float32) * np.float32(4096))[:, None]
-    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    order = np.argsort(-scores, kind="stable")
-    keep = []
-    while order.size:
-        i = order[0]
-        keep.append(i)
-        rest = order[1:]
-        w = np.clip(np.minimum(b[i, 2], b[rest, 2]) - np.maximum(b[i, 0], b[rest, 0]), 0, None)
-        h = np.clip(np.minimum(b[i, 3], b[rest, 3]) - np.maximum(b[i, 1], b[rest, 1]), 0, None)
-        inter = w * h
-        order = rest[inter / (area[i] + area[rest] - inter) < iou]
-    return np.asarray(keep, np.int64)
-
-
 def numpy_decode(cfg, raw):
     """A competent vectorized NumPy decode of the same heads, doing the same job: the gate or the
     ranking on dequantized values, then only what passes dequantized and decoded (boxes with their
@@ -151,7 +134,7 @@ def numpy_decode(cfg, raw):
         scores.append(sc)
     b, s = np.concatenate(boxes), np.concatenate(scores)
     cell, cls = np.nonzero(s >= f32(0.2))
-    return len(_nms(b[cell], s[cell, cls], cls))
+    return len(greedy_nms(b[cell], s[cell, cls], 0.7, cls, class_offset=4096.0))
 
 
 def must_read(cfg, raw):

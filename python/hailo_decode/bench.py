@@ -137,9 +137,12 @@ def _boxes(dist: np.ndarray, rows: np.ndarray, cols: np.ndarray, stride: int) ->
                      cx + dist[:, 2] * stride, cy + dist[:, 3] * stride], axis=1)
 
 
-def _nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou_th: float) -> np.ndarray:
-    """Class-aware greedy NMS with the class-offset trick."""
-    b = boxes + classes[:, None].astype(np.float32) * 8192.0
+def greedy_nms(boxes: np.ndarray, scores: np.ndarray, iou_th: float, classes: Optional[np.ndarray] = None,
+               suppress_equal: bool = True, class_offset: float = 8192.0) -> np.ndarray:
+    """The NumPy baselines' greedy NMS, as NumPy code usually writes it: the best box against the
+    rest vectorized, classes kept apart by offsetting each class's boxes (class_offset), a box
+    suppressed at IoU >= iou_th (suppress_equal) or > iou_th. Indices kept, best first."""
+    b = boxes if classes is None else boxes + classes[:, None].astype(np.float32) * np.float32(class_offset)
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     order = np.argsort(-scores, kind="stable")
     keep = []
@@ -150,7 +153,8 @@ def _nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou_th: flo
         w = np.clip(np.minimum(b[i, 2], b[rest, 2]) - np.maximum(b[i, 0], b[rest, 0]), 0, None)
         h = np.clip(np.minimum(b[i, 3], b[rest, 3]) - np.maximum(b[i, 1], b[rest, 1]), 0, None)
         inter = w * h
-        order = rest[inter / (area[i] + area[rest] - inter) < iou_th]
+        iou = inter / (area[i] + area[rest] - inter)
+        order = rest[iou < iou_th] if suppress_equal else rest[iou <= iou_th]
     return np.array(keep, dtype=np.int64)
 
 
@@ -168,7 +172,7 @@ def numpy_decode_all(cfg: DecoderConfig, frame: Frames, threshold: float) -> int
         all_scores.append(scores)
     boxes, scores = np.concatenate(all_boxes), np.concatenate(all_scores)
     cell, cls = np.nonzero(scores >= threshold)
-    return len(_nms(boxes[cell], scores[cell, cls], cls, cfg.iou_threshold))
+    return len(greedy_nms(boxes[cell], scores[cell, cls], cfg.iou_threshold, cls))
 
 
 def numpy_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> int:
@@ -197,7 +201,7 @@ def numpy_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> int:
         c_all.append(cls)
     if not b_all:
         return 0
-    return len(_nms(np.concatenate(b_all), np.concatenate(s_all), np.concatenate(c_all), cfg.iou_threshold))
+    return len(greedy_nms(np.concatenate(b_all), np.concatenate(s_all), cfg.iou_threshold, np.concatenate(c_all)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from . import _core
-from .bench import _dequant, _dfl, _median_time, _per_tensor, _side_by_side
+from .bench import _dequant, _dfl, _median_time, _per_tensor, _side_by_side, greedy_nms
 from .config import DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .demo_data import load_task_demo, task_demo_config, task_demo_frames
@@ -123,21 +123,6 @@ def _candidates(cfg: DecoderConfig, frame: Frames, threshold: float):
     return out
 
 
-def _greedy(boxes: np.ndarray, scores: np.ndarray, iou_th: float) -> np.ndarray:
-    order = np.argsort(-scores, kind="stable")
-    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    keep = []
-    while order.size:
-        i = order[0]
-        keep.append(i)
-        rest = order[1:]
-        w = np.clip(np.minimum(boxes[i, 2], boxes[rest, 2]) - np.maximum(boxes[i, 0], boxes[rest, 0]), 0, None)
-        h = np.clip(np.minimum(boxes[i, 3], boxes[rest, 3]) - np.maximum(boxes[i, 1], boxes[rest, 1]), 0, None)
-        inter = w * h
-        order = rest[inter / (area[i] + area[rest] - inter) <= iou_th]
-    return np.asarray(keep, dtype=np.int64)
-
-
 def numpy_pose_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> np.ndarray:
     """Filter, DFL and boxes for the passing cells, greedy NMS, keypoints for the kept ones."""
     parts = []
@@ -152,7 +137,7 @@ def numpy_pose_filtered(cfg: DecoderConfig, frame: Frames, threshold: float) -> 
     boxes = np.concatenate([p[5] for p in parts])
     scores = np.concatenate([p[4] for p in parts])
     cls = np.concatenate([p[3] for p in parts])
-    keep = _greedy(boxes + cls[:, None] * 7680.0, scores, cfg.iou_threshold)[:300]
+    keep = greedy_nms(boxes, scores, cfg.iou_threshold, cls, suppress_equal=False, class_offset=7680.0)[:300]
     which = np.concatenate([np.full(len(p[1]), k) for k, p in enumerate(parts)])
     at = np.concatenate([np.arange(len(p[1])) for p in parts])
     kpts = []
