@@ -59,11 +59,14 @@ static void test_kernels_agree() {
     ci[1] = -255;  // the extremes
     const float zp = 117.0f;
     std::vector<float> ref_f(n), ref_u(n), got(n);
-    std::vector<int32_t> ref_i(n), got_i(n);
+    std::vector<float> ref_i(n), got_i(n);  // exact integer sums, as floats (|sum| < 2^24)
+    // window_u8i over one row of n cells, scale 1: float(the exact integer sum) of each.
+    auto cell_sums = [](const kernels::MaskTable& k, const uint8_t* cells, size_t count, size_t step, int32_t zp0,
+                        const int16_t* coef, float* out) { k.window_u8i(cells, 1, count, 0, step, zp0, coef, 1.0f, out); };
     const kernels::MaskTable& s = kernels::mask_scalar_table();
     s.dot_f32(xf.data(), n, stride, cf, ref_f.data());
     s.dot_u8f(xq.data(), n, stride, zp, cf, ref_u.data());
-    s.dot_u8i(xq.data(), n, stride, 117, ci, ref_i.data());
+    cell_sums(s, xq.data(), n, stride, 117, ci, ref_i.data());
     for (size_t i = 0; i < n; ++i) {
         double df = 0, du = 0;
         long long di = 0;
@@ -74,22 +77,22 @@ static void test_kernels_agree() {
         }
         CHECK(std::fabs(ref_f[i] - df) <= 1e-5 * (1 + std::fabs(df)));
         CHECK(std::fabs(ref_u[i] - du) <= 1e-4 * (1 + std::fabs(du)));
-        CHECK(ref_i[i] == di);
+        CHECK(ref_i[i] == float(di));
     }
     // The extreme integer case: every term 255 * 255.
     {
         std::vector<uint8_t> hi(9 * 32, 255);  // 9 cells: a batch of 8 and a tail of 1 on the AVX2 path
         int16_t c255[32];
         for (auto& c : c255) c = 255;
-        int32_t out[9] = {};
+        float out[9] = {};
         for (const kernels::MaskTable* k : mask_tables()) {
-            k->dot_u8i(hi.data(), 9, 32, 0, c255, out);
-            for (int32_t v : out) CHECK(v == 32 * 255 * 255);
-            k->dot_u8i(hi.data(), 9, 32, 255, c255, out);
-            for (int32_t v : out) CHECK(v == 0);
+            cell_sums(*k, hi.data(), 9, 32, 0, c255, out);
+            for (float v : out) CHECK(v == float(32 * 255 * 255));
+            cell_sums(*k, hi.data(), 9, 32, 255, c255, out);
+            for (float v : out) CHECK(v == 0.0f);
             for (auto& c : c255) c = -255;
-            k->dot_u8i(hi.data(), 9, 32, 0, c255, out);
-            for (int32_t v : out) CHECK(v == -32 * 255 * 255);
+            cell_sums(*k, hi.data(), 9, 32, 0, c255, out);
+            for (float v : out) CHECK(v == float(-32 * 255 * 255));
             for (auto& c : c255) c = 255;
         }
     }
@@ -134,9 +137,9 @@ static void test_kernels_agree() {
         ok = true;
         for (size_t i = 0; i < n; ++i) ok = ok && same_bits(got[i], ref_u[i]);
         CHECK(ok);
-        k->dot_u8i(xq.data(), n, stride, 117, ci, got_i.data());
+        cell_sums(*k, xq.data(), n, stride, 117, ci, got_i.data());
         ok = true;
-        for (size_t i = 0; i < n; ++i) ok = ok && got_i[i] == ref_i[i];
+        for (size_t i = 0; i < n; ++i) ok = ok && same_bits(got_i[i], ref_i[i]);
         CHECK(ok);
         // blend_row: values around 0 (signs decided by rounding), zeros, infinities (inf * 0 = NaN: 0).
         const size_t m = 77;

@@ -48,54 +48,10 @@ void dot_u8f(const uint8_t* cells, size_t n, size_t stride, float zp, const floa
     }
 }
 
-// The integer sum is exact, so its order is free: sum c q - zp sum c, the bytes widened in lane
-// order (unpack with zero: channels 0-7 and 16-23 in `lo`, 8-15 and 24-31 in `hi`, the
-// coefficients permuted to match), and eight cells' partial sums reduced together by hadd.
-void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
-    alignas(32) int16_t lo_c[16], hi_c[16];
-    int32_t coef_sum = 0;
-    for (int j = 0; j < 8; ++j) {
-        lo_c[j] = coef[j];
-        lo_c[8 + j] = coef[16 + j];
-        hi_c[j] = coef[8 + j];
-        hi_c[8 + j] = coef[24 + j];
-    }
-    for (int k = 0; k < 32; ++k) coef_sum += coef[k];
-    const int32_t bias = zp * coef_sum;
-    const __m256i clo = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_c));
-    const __m256i chi = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_c));
-    const __m256i zero = _mm256_setzero_si256();
-    const __m256i vbias = _mm256_set1_epi32(bias);
-    auto partial = [&](const uint8_t* q) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi8(v, zero), clo),
-                                _mm256_madd_epi16(_mm256_unpackhi_epi8(v, zero), chi));
-    };
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const uint8_t* q = cells + i * stride;
-        const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + stride));
-        const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * stride), partial(q + 3 * stride));
-        const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * stride), partial(q + 5 * stride));
-        const __m256i t67 = _mm256_hadd_epi32(partial(q + 6 * stride), partial(q + 7 * stride));
-        const __m256i u0 = _mm256_hadd_epi32(t01, t23);  // cells 0-3: low half sums | high half sums
-        const __m256i u1 = _mm256_hadd_epi32(t45, t67);  // cells 4-7
-        const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_sub_epi32(sums, vbias));
-    }
-    for (; i < n; ++i) {
-        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(partial(cells + i * stride)),
-                                  _mm256_extracti128_si256(partial(cells + i * stride), 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-        out[i] = _mm_cvtsi128_si32(s) - bias;
-    }
-}
-
 // The whole window in one call. Without unpacks: a cell's 32 bytes as 16 16-bit lanes, the even
 // channels by masking (v & 0x00ff), the odd ones by shifting (v >> 8), each multiplied by its
 // coefficients with madd (so the shuffle port only does the reduction's hadds); eight cells'
-// partial sums reduced together as in dot_u8i; sum - zp sum c, to float, times scale.
+// partial sums reduced together (hadd, then the halves added); sum - zp sum c, to float, times scale.
 void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
                 const int16_t* coef, float scale, float* out) {
     alignas(32) int16_t even_c[16], odd_c[16];
@@ -218,7 +174,7 @@ size_t sign_row(const float* v, size_t n, uint8_t* out) {
     return set + sign_row_tail(v, j, n, out);
 }
 
-const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
+const MaskTable kAvx2{"avx2", dot_f32, dot_u8f, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

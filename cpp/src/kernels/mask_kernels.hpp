@@ -25,11 +25,10 @@ struct MaskTable {
     void (*dot_f32)(const float* cells, size_t n, size_t stride, const float* coef, float* out);
     // out[i] = tree-sum of coef[k] * (float(cells[i*stride + k]) - zp).
     void (*dot_u8f)(const uint8_t* cells, size_t n, size_t stride, float zp, const float* coef, float* out);
-    // out[i] = sum of coef[k] * (int(cells[i*stride + k]) - zp), exactly; coef in [-255, 255], zp in [0, 255].
-    void (*dot_u8i)(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out);
-    // A whole window of the exact integer path in one call: cell (r, j) at
-    // cells + r * row_stride + j * col_stride; out[r * cols + j] = float(sum) * scale, the sum as
-    // dot_u8i's (exact, so float(sum) and the one product are the same on every path).
+    // The exact integer path, a whole window in one call: cell (r, j) at
+    // cells + r * row_stride + j * col_stride; out[r * cols + j] = float(sum) * scale with
+    // sum = sum of coef[k] * (int(cell[k]) - zp), exactly (coef in [-255, 255], zp in [0, 255]), so
+    // float(sum) and the one product are the same on every path.
     void (*window_u8i)(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
                        const int16_t* coef, float scale, float* out);
     // One row of a bilinear mask: out[j] = ((a[j] * h0) + (b[j] * h1)) > 0 (1 or 0), each lane with

@@ -51,7 +51,8 @@ void dot_u8f(const uint8_t* cells, size_t n, size_t stride, float zp, const floa
     }
 }
 
-void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
+// out[i] = the exact integer sum of cell i (window_u8i's, one cell at a time).
+void cell_sums_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
     const int16x8_t vzp = vdupq_n_s16(int16_t(zp));
     int16x8_t c[4];
     for (int j = 0; j < 4; ++j) c[j] = vld1q_s16(coef + 8 * j);
@@ -78,7 +79,7 @@ void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_strid
         const uint8_t* row = cells + r * row_stride;
         for (size_t j = 0; j < cols; ++j) {
             int32_t s;
-            dot_u8i(row + j * col_stride, 1, 0, zp, coef, &s);
+            cell_sums_u8i(row + j * col_stride, 1, 0, zp, coef, &s);
             o[j] = float(s) * scale;
         }
     }
@@ -111,7 +112,7 @@ size_t sign_row(const float* v, size_t n, uint8_t* out) {
     return set + sign_row_tail(v, j, n, out);
 }
 
-const MaskTable kNeon{"neon", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
+const MaskTable kNeon{"neon", dot_f32, dot_u8f, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

@@ -33,15 +33,6 @@ void dot_u8f(const uint8_t* cells, size_t n, size_t stride, float zp, const floa
     }
 }
 
-void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
-    for (size_t i = 0; i < n; ++i) {
-        const uint8_t* q = cells + i * stride;
-        int32_t s = 0;
-        for (int k = 0; k < 32; ++k) s += int32_t(coef[k]) * (int32_t(q[k]) - zp);
-        out[i] = s;
-    }
-}
-
 void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
                 const int16_t* coef, float scale, float* out) {
     for (size_t r = 0; r < rows; ++r)
@@ -59,7 +50,7 @@ size_t blend_row(const float* a, const float* b, float h0, float h1, size_t n, u
 
 size_t sign_row(const float* v, size_t n, uint8_t* out) { return sign_row_tail(v, 0, n, out); }
 
-const MaskTable kScalar{"scalar", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
+const MaskTable kScalar{"scalar", dot_f32, dot_u8f, window_u8i, blend_row, sign_row};
 
 }  // namespace
 

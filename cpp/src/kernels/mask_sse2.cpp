@@ -54,27 +54,8 @@ void dot_u8f(const uint8_t* cells, size_t n, size_t stride, float zp, const floa
     }
 }
 
-void dot_u8i(const uint8_t* cells, size_t n, size_t stride, int32_t zp, const int16_t* coef, int32_t* out) {
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i vzp = _mm_set1_epi16(int16_t(zp));
-    const __m128i c[4] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(coef)),
-                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 8)),
-                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 16)),
-                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(coef + 24))};
-    for (size_t i = 0; i < n; ++i) {
-        const uint8_t* q = cells + i * stride;
-        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
-        __m128i s = _mm_madd_epi16(_mm_sub_epi16(_mm_unpacklo_epi8(lo, zero), vzp), c[0]);
-        s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpackhi_epi8(lo, zero), vzp), c[1]));
-        s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpacklo_epi8(hi, zero), vzp), c[2]));
-        s = _mm_add_epi32(s, _mm_madd_epi16(_mm_sub_epi16(_mm_unpackhi_epi8(hi, zero), vzp), c[3]));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-        out[i] = _mm_cvtsi128_si32(s);
-    }
-}
-
+// A cell at a time: its bytes widened (unpack with zero), minus zp, madd with the coefficients,
+// the four partial sums folded; exact in int32, then float(sum) * scale.
 void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
                 const int16_t* coef, float scale, float* out) {
     const __m128i zero = _mm_setzero_si128();
@@ -134,7 +115,7 @@ size_t sign_row(const float* v, size_t n, uint8_t* out) {
     return set + sign_row_tail(v, j, n, out);
 }
 
-const MaskTable kSse2{"sse2", dot_f32, dot_u8f, dot_u8i, window_u8i, blend_row, sign_row};
+const MaskTable kSse2{"sse2", dot_f32, dot_u8f, window_u8i, blend_row, sign_row};
 
 }  // namespace
 
