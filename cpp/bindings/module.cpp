@@ -29,6 +29,18 @@ using hailo_decode_bindings::writeable_output;
 
 namespace {
 
+// Seconds each of `iterations` calls of `call` took (the benchmarks' timings, in C++).
+template <typename F>
+std::vector<double> seconds_per_call(size_t iterations, F&& call) {
+    std::vector<double> times(iterations);
+    for (size_t it = 0; it < iterations; ++it) {
+        const auto t0 = std::chrono::steady_clock::now();
+        call();
+        times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return times;
+}
+
 char dtype_kind(DType t) { return t == DType::F32 ? 'f' : 'u'; }
 
 // Pointer and element count of an array, after checking it can be read in place as `spec` says.
@@ -123,15 +135,9 @@ public:
         std::vector<const void*> ptrs;
         std::vector<size_t> elements;
         collect(arrays, ptrs, elements);
-        std::vector<double> times(iterations);
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(mutex_);
-        for (size_t it = 0; it < iterations; ++it) {
-            const auto t0 = std::chrono::steady_clock::now();
-            dec_.decode(ptrs.data(), elements.data(), n_frames);
-            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-        return times;
+        return seconds_per_call(iterations, [&] { dec_.decode(ptrs.data(), elements.data(), n_frames); });
     }
 
     const Config& config() const { return dec_.config(); }
@@ -384,18 +390,14 @@ PYBIND11_MODULE(_native, m) {
             if (!(a.flags() & py::array::c_style)) throw py::value_error("arrays must be C-contiguous");
             spans.emplace_back(static_cast<const uint8_t*>(a.data()), size_t(a.nbytes()));
         }
-        std::vector<double> times(iterations);
         volatile uint64_t sink = 0;
         py::gil_scoped_release release;
         const auto& k = kernels::active();
-        for (size_t it = 0; it < iterations; ++it) {
-            const auto t0 = std::chrono::steady_clock::now();
+        return seconds_per_call(iterations, [&] {
             uint64_t s = 0;
             for (const auto& sp : spans) s += k.byte_sum(sp.first, sp.second);
             sink = sink + s;
-            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-        return times;
+        });
     }, py::arg("arrays"), py::arg("iterations"), "Seconds per read pass over the arrays' bytes (benchmarks).");
     m.def("time_span_pass", [](const std::vector<std::tuple<py::array, size_t, size_t, size_t, size_t>>& spans,
                                size_t iterations) {
@@ -418,12 +420,10 @@ PYBIND11_MODULE(_native, m) {
                                       ") reaches past its array's " + std::to_string(nbytes) + " bytes");
             plan.push_back(sp);
         }
-        std::vector<double> times(iterations);
         volatile uint64_t sink = 0;
         py::gil_scoped_release release;
         const auto& k = kernels::active();
-        for (size_t it = 0; it < iterations; ++it) {
-            const auto t0 = std::chrono::steady_clock::now();
+        return seconds_per_call(iterations, [&] {
             uint64_t s = 0;
             for (const Span& sp : plan) {
                 const uint8_t* p = sp.p + sp.offset;
@@ -441,9 +441,7 @@ PYBIND11_MODULE(_native, m) {
                 }
             }
             sink = sink + s;
-            times[it] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-        return times;
+        });
     }, py::arg("spans"), py::arg("iterations"),
        "Seconds per read pass over chosen bytes: spans of (array, offset, stride, count, length) (benchmarks).");
     m.def("select_simd", [](const std::string& name) {
