@@ -72,6 +72,8 @@ ClassScorer make_class_scorer(const TensorView& v, const std::vector<float>& thr
         s.lut.resize(tables * 256);
         for (size_t c = 0; c < tables; ++c)
             for (int q = 0; q < 256; ++q) s.lut[c * 256 + size_t(q)] = s.activate(dequantize(float(q), v.zp[c], v.scale[c]));
+        s.lut_ascending = tables == 1;
+        for (size_t q = 0; q < 255 && s.lut_ascending; ++q) s.lut_ascending = s.lut[q] <= s.lut[q + 1];
     }
     return s;
 }

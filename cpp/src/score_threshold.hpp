@@ -33,6 +33,9 @@ struct ClassScorer {
     // all channels when they share their quantization (lut_stride 0)
     std::vector<float> lut;
     size_t lut_stride = 0;
+    // uint8 with one table: its scores never decrease with q (and none is NaN), so a cell's largest
+    // byte is its best score (the end-to-end top-k's byte path relies on it).
+    bool lut_ascending = false;
 
     float activate(float x) const { return sigmoid ? detail::sigmoid(x) : x; }
 };

@@ -97,10 +97,7 @@ bool takes_byte_path(const TopkHead& h) {
     const TensorView& v = *h.cls;
     const ClassScorer& g = *h.gate;
     if (v.dtype != DType::U8 || !v.per_tensor_quant || !v.contiguous_channels || v.channels < 1) return false;
-    if (g.lut_stride != 0 || g.lut.size() < 256 || g.q_min.empty()) return false;
-    for (size_t q = 0; q < 255; ++q)
-        if (!(g.lut[q] <= g.lut[q + 1])) return false;
-    return true;
+    return g.lut_ascending && !g.q_min.empty();  // checked once, when the gate was made
 }
 
 // Each cell's largest class byte (a row at a time) and how many cells have each byte.
