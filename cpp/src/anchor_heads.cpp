@@ -233,13 +233,13 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
             }
             if (!passing) continue;
             for (int a = 0; a < na; ++a) {
-                if (a < 32 && !(passing >> a & 1u)) continue;
                 const int base = a * entry;
+                // Anchors past the mask's 32 bits are tested here.
+                if (a < 32 ? !(passing >> a & 1u) : !raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
                 auto value = [&](int k) {
                     const int c = base + k;
                     return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
                 };
-                if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
                 const float obj = value(4);
                 const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
                 const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
