@@ -144,13 +144,13 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     // Fast-NMS's pairs do not depend on one another's outcome, so the kernel settles a whole list
     // in one call (its constants broadcast once, not once a candidate); the loop below runs the
     // exact test only for the few candidates it leaves undecided.
-    for (size_t l = 0; l < lists; ++l) {
-        const size_t first = ws.start[l];
-        const kernels::ProbiouList list{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
-                                        ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
-                                        ws.far_spread.data() + first};
-        k.probiou_verdicts(list, ws.count[l], bounds, ws.verdict.data() + first);
-    }
+    // A list's candidates from slot `first` on, as the kernels read them.
+    auto list_at = [&ws](size_t first) {
+        return kernels::ProbiouList{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first, ws.b.data() + first,
+                                    ws.c.data() + first, ws.det.data() + first, ws.far_spread.data() + first};
+    };
+    for (size_t l = 0; l < lists; ++l)
+        k.probiou_verdicts(list_at(ws.start[l]), ws.count[l], bounds, ws.verdict.data() + ws.start[l]);
     for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -163,9 +163,7 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
         const uint8_t verdict = ws.verdict[first + n_earlier];
         bool suppressed = verdict == kernels::kProbiouSuppressed;
         if (verdict == kernels::kProbiouUndecided && n_earlier > 0) {
-            const kernels::ProbiouList earlier{ws.x.data() + first, ws.y.data() + first, ws.a.data() + first,
-                                               ws.b.data() + first, ws.c.data() + first, ws.det.data() + first,
-                                               ws.far_spread.data() + first};
+            const kernels::ProbiouList earlier = list_at(first);
             const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
                                               earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
                                               earlier.far_spread[n_earlier]};
