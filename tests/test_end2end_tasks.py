@@ -144,6 +144,26 @@ def test_float_heads_give_ultralytics_rows(name, prefix, conf):
                               fx[prefix + "r0_scores"], np.full(4, 1e-3))
 
 
+@pytest.mark.parametrize("name", [n for n in CASES if CASES[n][0] != "segment"])
+def test_hand_built_config_takes_the_forms_its_box_tensors_imply(name):
+    """Without keypoint_decode/angle_decode a hand-built config decodes YOLO26 heads (4-channel box
+    tensors) with YOLO26's forms and DFL heads with YOLOv8's: the same rows as the explicit forms
+    (the fixtures' Ultralytics rows pin those). An explicit form still wins, and survives replace()."""
+    fx = _load(name)
+    task, _, _, decodes = CASES[name]
+    cfg, raw, _ = _setup(fx, name, quant=True)
+    implicit = hd.DecoderConfig(cfg.outputs, cfg.heads, image_size=cfg.image_size, semantics="ultralytics",
+                                end2end=True, score_threshold=0.05)
+    assert {"keypoint_decode": implicit.keypoint_decode, "angle_decode": implicit.angle_decode}.items() >= decodes.items()
+    a, b = hd.Decoder(implicit)(raw), hd.Decoder(cfg.replace(score_threshold=0.05))(raw)
+    assert len(a) == len(b) > 0
+    np.testing.assert_array_equal(_rows(a, task), _rows(b, task))
+    key, value = next(iter(decodes.items()))
+    other = {"yolo26": "yolov8", "yolov8": "yolo26", "raw": "sigmoid"}[value]
+    forced = implicit.replace(**{key: other}).replace(score_threshold=0.25)
+    assert getattr(forced, key) == other
+
+
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("quant", [False, True])
 def test_rows_in_the_stated_order_against_numpy(name, quant):

@@ -309,7 +309,7 @@ def test_fast_nms_differs_from_greedy_and_matches_reference():
     outs = [hd.OutputInfo("box", box.shape, "float32"), hd.OutputInfo("cls", cls.shape, "float32"),
             hd.OutputInfo("angle", angle.shape, "float32")]
     cfg = hd.DecoderConfig(outs, [hd.Head("box", "cls", 8, angle="angle")], semantics="ultralytics",
-                           image_size=(8, 24), iou_threshold=0.3)
+                           image_size=(8, 24), iou_threshold=0.3, angle_decode="sigmoid")  # bins 1, YOLOv8 OBB angle
     d = hd.Decoder(cfg)({"box": box, "cls": cls, "angle": angle})
     assert len(d) == 1 and d.rboxes[0, 0] == pytest.approx(4.0, abs=1e-5)
     pair = probiou64(np.array([[4, 4, 16, 8, 0]]), np.array([[12, 4, 16, 8, 0], [20, 4, 16, 8, 0]]))[0]

@@ -109,11 +109,12 @@ class DecoderConfig:
     `angle` OBB). When heads are paired from the output shapes, it settles which third output per
     grid is which. keypoint_dims: 3 (x, y, visibility; the default) or 2 (x, y) per keypoint.
     keypoint_decode ("yolov8" | "yolo26") and angle_decode ("sigmoid" | "raw"): how pose heads'
-    keypoints and OBB heads' angles decode (KEYPOINT_DECODES, ANGLE_DECODES); None: "yolov8" and
-    "sigmoid", Ultralytics' Pose and OBB heads (YOLOv8/YOLO11). YOLO26's Pose26/OBB26 need "yolo26"
-    and "raw"; `from_hef` picks them for 4-channel box tensors (`task_decode_choice`), as it picks
-    end2end. Every task works with end2end too: the rows are chosen first, then their keypoints,
-    angle (rotated box) or mask coefficients are read.
+    keypoints and OBB heads' angles decode (KEYPOINT_DECODES, ANGLE_DECODES); None: what the box
+    tensors imply (`task_decode_choice`): "yolov8" and "sigmoid", Ultralytics' Pose and OBB heads
+    (YOLOv8/YOLO11), for DFL box tensors; "yolo26" and "raw", YOLO26's Pose26/OBB26, for 4-channel
+    ones (only YOLO26 exports those; `from_hef` also picks end2end for them). Every task works
+    with end2end too: the rows are chosen first, then their keypoints, angle (rotated box) or mask
+    coefficients are read.
     """
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
@@ -240,9 +241,11 @@ class DecoderConfig:
         self.end2end = bool(s["end2end"])
         if self.end2end and self.head_kind != "dfl":
             raise ValueError(f"end2end selection is for DFL heads (YOLO26/YOLOv10), not {self.head_kind} heads")
-        # Ultralytics' Pose/OBB forms unless given (from_hef follows `task_decode_choice`).
-        self.keypoint_decode: str = keypoint_decode or "yolov8"
-        self.angle_decode: str = angle_decode or "sigmoid"
+        # Unless given, the forms the box tensors imply (`task_decode_choice`): a hand-built YOLO26
+        # pose/OBB config must not decode its keypoints or angles with YOLOv8's formulas.
+        implied_kpt, implied_angle, _ = _decodes_for_bins(self.bins)
+        self.keypoint_decode: str = keypoint_decode or implied_kpt
+        self.angle_decode: str = angle_decode or implied_angle
         self.multi_label = bool(s["multi_label"])
         self.agnostic = bool(s["agnostic"])
         self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
