@@ -667,13 +667,15 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     const size_t k = std::min(max_det, total_anchors);
     select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
     const uint64_t nc = uint64_t(cfg.num_classes);
+    const double inv_nc = 1.0 / double(nc);
     // The pairs that pass (Ultralytics: the confidence test after the top-k), as candidates whose
     // `box` is the stage-1 rank of their anchor.
     ws.candidates.clear();
     for (const TopkKey& key : t.selected) {
-        const int c = int(key.index % nc);
+        const uint64_t rank = quotient(key.index, nc, inv_nc);
+        const int c = int(key.index - rank * nc);
         const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
-        if (score_passes(key.score, th, s.score_inclusive)) ws.candidates.push_back(Candidate{key.score, c, uint32_t(key.index / nc)});
+        if (score_passes(key.score, th, s.score_inclusive)) ws.candidates.push_back(Candidate{key.score, c, uint32_t(rank)});
     }
     // One box per anchor used, decoded a head at a time (one DFL call per head, as the NMS path).
     const uint32_t none = ~uint32_t(0);

@@ -109,17 +109,30 @@ void add_anchor_bytes(const TopkHead& h, size_t start, TopkWorkspace& ws) {
     const size_t width = size_t(v.width), n = size_t(v.height) * width;
     for (int row = 0; row < v.height; ++row)
         k.cell_max_u8(frame + v.cell(row, 0), v.col_stride, size_t(v.channels), width, m + size_t(row) * width);
-    // Four histograms, so that runs of one byte do not wait on each other's increments.
+    // Four histograms, so that runs of one byte do not wait on each other's increments. Only the
+    // counts of passing bytes (>= q_min) are ever read (the walk stops at q_min), so a block of
+    // cells with none is not counted: its largest byte (a loop the compiler vectorizes) says so.
+    // With a real detector at a usual threshold almost every block is skipped.
+    const int32_t q_min = h.gate->q_min[0];
     uint32_t sub[4][256] = {};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
+    constexpr size_t block = 64;
+    for (size_t b = 0; b < n; b += block) {
+        const size_t e = std::min(n, b + block);
+        uint8_t top = 0;
+        if (e - b == block)  // a constant count: vectorized at -O2 too
+            for (size_t i = 0; i < block; ++i) top = std::max(top, m[b + i]);
+        else
+            for (size_t i = b; i < e; ++i) top = std::max(top, m[i]);
+        if (int32_t(top) < q_min) continue;
+        size_t i = b;
+        for (; i + 4 <= e; i += 4) {
+            ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
+        }
+        for (; i < e; ++i) ++sub[0][m[i]];
     }
-    for (; i < n; ++i) ++sub[0][m[i]];
     const size_t first = ws.histogram.size();
     ws.histogram.resize(first + 256);
     uint32_t* hist = ws.histogram.data() + first;
-    const int32_t q_min = h.gate->q_min[0];
     size_t passing = 0;
     for (int q = 0; q < 256; ++q) {
         hist[q] = sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q];
@@ -138,6 +151,39 @@ void best_from_bytes(const TopkHead& h, size_t start, size_t n, TopkWorkspace& w
 
 size_t cells_of(const TopkHead& h) { return size_t(h.cls->height) * size_t(h.cls->width); }
 
+// Both stages on the byte path for few passing cells (a trained detector at a usual threshold
+// passes tens): those cells alone sorted (`better`, the stated order), then each one's passing
+// pairs at or above the floor, sorted. The walk below visits every score level from the top byte
+// down to the gate's (about 200 at conf 0.2, each across every head) whatever the count, which
+// cost more than sorting a few dozen keys.
+constexpr size_t kFewPassing = 64;
+
+void select_few(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
+    const kernels::Table& kt = kernels::active();
+    for (size_t h = 0; h < ws.head_start.size(); ++h) {
+        const int32_t q_min = heads[h].gate->q_min[0];
+        if (q_min > 255) continue;
+        const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+        ws.positions.resize(std::max(ws.positions.size(), n));
+        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(std::max(q_min, int32_t(0))), n,
+                                               ws.positions.data());
+        const float* lut = heads[h].gate->lut.data();
+        for (size_t j = 0; j < hits; ++j) {
+            const size_t cell = start + ws.positions[j];
+            ws.ranked.push_back(TopkKey{lut[ws.maxima[cell]], uint64_t(cell)});
+        }
+    }
+    select_top(ws.ranked, k);
+    const uint64_t nc = uint64_t(num_classes);
+    // select_end2end's floor: with k anchors chosen, no pair below the k-th one's best is needed.
+    const float floor = ws.ranked.size() == k ? ws.ranked.back().score : -std::numeric_limits<float>::infinity();
+    for (size_t r = 0; r < ws.ranked.size(); ++r) {
+        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, agnostic, floor, ws);
+    }
+    if (!agnostic) select_top(ws.selected, k);  // agnostic: already in stage-1 order
+}
+
 // Both stages on the byte path (topk.hpp). Levels are numbered from the best score down; a
 // head's byte q has level ws.level[256 h + q] once the walk has passed it (q > cursor[h]).
 void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
@@ -145,6 +191,10 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     ws.ranked.clear();
     ws.selected.clear();
     if (k == 0) return;
+    if (ws.passing <= kFewPassing) {
+        select_few(ws, heads, k, num_classes, agnostic);
+        return;
+    }
     ws.level.resize(256 * nh);
     ws.cursor.resize(nh);
     ws.level_next.clear();
@@ -182,12 +232,11 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     const size_t n_ranked = size_t(std::min<uint64_t>(counted, k));
     ws.ranked.resize(n_ranked);
     const kernels::Table& kt = kernels::active();
-    for (size_t h = 0; h < nh; ++h) {
-        const int32_t lo = ws.cursor[h] + 1;
-        if (lo > 255) continue;
+    // Every cell at or above a byte of head h, placed by level in anchor order.
+    auto place_from = [&](size_t h, int32_t from) {
         const size_t start = ws.head_start[h], n = cells_of(heads[h]);
-        ws.positions.resize(std::max(n, size_t(heads[h].cls->channels)));
-        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(lo), n, ws.positions.data());
+        ws.positions.resize(std::max(ws.positions.size(), std::max(n, size_t(heads[h].cls->channels))));
+        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(from), n, ws.positions.data());
         const float* lut = heads[h].gate->lut.data();
         const uint16_t* level = ws.level.data() + 256 * h;
         for (size_t j = 0; j < hits; ++j) {
@@ -195,6 +244,47 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
             const uint8_t q = ws.maxima[cell];
             const uint32_t at = ws.level_next[level[q]]++;
             if (at < n_ranked) ws.ranked[at] = TopkKey{lut[q], uint64_t(cell)};
+        }
+    };
+    if (counted <= 2 * uint64_t(k) + 64) {
+        for (size_t h = 0; h < nh; ++h)
+            if (ws.cursor[h] + 1 <= 255) place_from(h, ws.cursor[h] + 1);
+    } else {
+        // Many more cells tie at the last level (the k-th best score) than it has places: a real
+        // head's background at a low threshold, where thousands of cells share one small byte and
+        // placing each (a scan hit) cost more than the rest of the decode. The cells above it (fewer
+        // than k) are placed first, from each head's smallest byte above the last level; then the
+        // last level's cells, in anchor order, a block at a time until its places are filled.
+        const size_t last = ws.level_next.size() - 1;
+        auto above_last = [&](size_t h) {  // the last level's bytes of head h are [cursor + 1, this)
+            const uint16_t* level = ws.level.data() + 256 * h;
+            int32_t x = ws.cursor[h] + 1;
+            while (x <= 255 && level[x] == last) ++x;
+            return x;
+        };
+        for (size_t h = 0; h < nh; ++h) {
+            const int32_t x = above_last(h);
+            if (x <= 255) place_from(h, x);
+        }
+        size_t need = n_ranked - std::min<size_t>(n_ranked, ws.level_next[last]);
+        constexpr size_t block = 1024;
+        ws.positions.resize(std::max(ws.positions.size(), block));
+        for (size_t h = 0; h < nh && need > 0; ++h) {
+            const int32_t lo = ws.cursor[h] + 1, x = above_last(h);
+            if (lo > 255 || x == lo) continue;  // no byte of this head is in the last level
+            const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+            const float* lut = heads[h].gate->lut.data();
+            for (size_t b = 0; b < n && need > 0; b += block) {
+                const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start + b, uint8_t(lo), std::min(block, n - b),
+                                                       ws.positions.data());
+                for (size_t j = 0; j < hits && need > 0; ++j) {
+                    const size_t cell = start + b + ws.positions[j];
+                    const uint8_t q = ws.maxima[cell];
+                    if (int32_t(q) >= x) continue;  // above the last level: placed already
+                    ws.ranked[ws.level_next[last]++] = TopkKey{lut[q], uint64_t(cell)};
+                    --need;
+                }
+            }
         }
     }
     const uint64_t nc = uint64_t(num_classes);
