@@ -28,6 +28,15 @@ inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
     else return int32_t(raw) >= gate.q_min[size_t(c)];
 }
 
+// Field by field: a braced temporary is built on the stack and read back whole (a
+// store-forwarding stall per candidate).
+inline void add_candidate(ScratchVector<Candidate>& candidates, float score, int c, uint32_t box) {
+    Candidate& cand = candidates.emplace_back();
+    cand.score = score;
+    cand.class_id = c;
+    cand.box = box;
+}
+
 template <typename T>
 inline const T* frame_of(const void* const* tensors, int output, const TensorView& v, size_t frame) {
     return frame_ptr<T>(tensors[output], v, frame);
@@ -165,7 +174,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
                 const int c = first + int(hits[j]);
                 const float score = score_of(c);
                 if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
-                candidates.push_back(Candidate{score, c, box_index});
+                add_candidate(candidates, score, c, box_index);
                 any = true;
             }
         }
@@ -174,7 +183,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
             if (skip(c)) continue;
             const float score = score_of(c);
             if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
-            candidates.push_back(Candidate{score, c, box_index});
+            add_candidate(candidates, score, c, box_index);
             any = true;
         }
     } else {  // the best class (the first on ties), kept if it passes its own threshold
@@ -185,7 +194,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
             if (v > best_score) { best = c; best_score = v; }
         }
         if (score_passes(best_score, thresholds_[size_t(best)], s.score_inclusive)) {
-            candidates.push_back(Candidate{best_score, best, box_index});
+            add_candidate(candidates, best_score, best, box_index);
             any = true;
         }
     }

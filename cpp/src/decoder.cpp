@@ -675,7 +675,11 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
         const uint64_t rank = quotient(key.index, nc, inv_nc);
         const int c = int(key.index - rank * nc);
         const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
-        if (score_passes(key.score, th, s.score_inclusive)) ws.candidates.push_back(Candidate{key.score, c, uint32_t(rank)});
+        if (!score_passes(key.score, th, s.score_inclusive)) continue;
+        Candidate& cand = ws.candidates.emplace_back();  // field by field (no stack temporary)
+        cand.score = key.score;
+        cand.class_id = c;
+        cand.box = uint32_t(rank);
     }
     // One box per anchor used, decoded a head at a time (one DFL call per head, as the NMS path).
     const uint32_t none = ~uint32_t(0);
@@ -694,7 +698,13 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
             const TopkAnchor& a = ws.rank_anchor[cand.box];
             if (a.head != h || ws.rank_box[cand.box] != none - 1) continue;
             ws.rank_box[cand.box] = first + uint32_t(ws.box_cells.size());
-            ws.box_cells.push_back(CellHit{a.row, a.col, 0, 0});
+            // Field by field: a braced temporary is built on the stack in two halves and read
+            // back whole, a store-forwarding stall per box (a third of this loop's time).
+            CellHit& cell = ws.box_cells.emplace_back();
+            cell.row = a.row;
+            cell.col = a.col;
+            cell.first_class = 0;
+            cell.class_count = 0;
         }
         if (!ws.box_cells.empty())
             decode_boxes(h, frame_of(tensors, cfg.heads[h].box_output, frame), ws.box_cells.data(), ws.box_cells.size(), ws);
