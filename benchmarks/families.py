@@ -125,8 +125,8 @@ def yolox_real(rng):
     outputs, heads, raw = [], [], {}
     for s, (score, ltrb) in _pose_maps().items():
         g = 640 // s
-        l, t, r, b = (ltrb[..., i] for i in range(4))
-        reg = np.stack([0.5 + (r - l) / 2, 0.5 + (b - t) / 2, np.log(l + r), np.log(t + b)], -1)
+        left, top, right, bottom = (ltrb[..., i] for i in range(4))
+        reg = np.stack([0.5 + (right - left) / 2, 0.5 + (bottom - top) / 2, np.log(left + right), np.log(top + bottom)], -1)
         parts = {f"xr/reg{s}": _q(reg, 128, 0.05),
                  f"xr/obj{s}": _q(score[..., None], 0, 1 / 255),
                  f"xr/cls{s}": rng.integers(0, 30, size=(g, g, NC)).astype(np.uint8)}
