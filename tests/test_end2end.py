@@ -289,6 +289,35 @@ def test_sigmoid_saturation_ties_bytes_of_one_head(agnostic):
         _check_exact(got, ref)
 
 
+@pytest.mark.parametrize("agnostic", [False, True])
+@pytest.mark.parametrize("max_det", [30, 60, 100])
+def test_many_anchors_tied_at_the_kth_score_across_heads(agnostic, max_det):
+    """A real head's background at a low threshold: most anchors share one small score (here every
+    head's background bytes top out at 2/256, from a different byte in each head's quantization),
+    a few anchors score higher. The k-th place falls inside that tie, with many more tied anchors
+    than places (the decoder then fills the tie's places in anchor order and stops early, topk.cpp):
+    the same rows, in the same order, as the two top-ks over every anchor."""
+    rng = np.random.default_rng(909 + max_det + agnostic)
+    nc = 7
+    backgrounds = iter((3, 2, 5))  # bytes 0..2 at scale 1/256; 0..1 at 1/128; 2..4 at zp 2, 1/256
+
+    def fill(shape):
+        v = rng.integers(0, next(backgrounds), size=shape)
+        hot = rng.random(shape) < 0.005  # about 12 anchors above the background, fewer than k
+        v[hot] = rng.integers(10, 256, size=int(hot.sum()))
+        return v.astype(np.uint8)
+
+    outputs, heads, raw = _heads_with_quantizations(rng, ((0, 1 / 256), (0, 1 / 128), (2, 1 / 256)), nc, fill)
+    cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics", class_activation="none",
+                           end2end=True, agnostic=agnostic, max_total=max_det, score_threshold=0.001)
+    got = hd.Decoder(cfg)(raw)
+    ref = _numpy_reference(raw, cfg, conf=0.001, agnostic=agnostic, max_det=max_det)
+    scores = np.concatenate([_dequant(raw[h.cls], cfg.output(h.cls)).reshape(-1, nc) for h in cfg.heads]).max(1)
+    kth = np.sort(scores)[::-1][max_det - 1]
+    assert kth == np.float32(2 / 256) and (scores == kth).sum() > 2 * max_det + 64  # a wide tie at the k-th
+    _check_exact(got, ref)
+
+
 def test_sigmoid_logits_match_the_numpy_model():
     rng = np.random.default_rng(5)
     outputs, heads, raw = _synthetic(rng, bins=1, dtype="uint8", nc=6, levels=40)

@@ -28,6 +28,15 @@ inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
     else return int32_t(raw) >= gate.q_min[size_t(c)];
 }
 
+// Field by field: a braced temporary is built on the stack and read back whole (a
+// store-forwarding stall per candidate).
+inline void add_candidate(ScratchVector<Candidate>& candidates, float score, int c, uint32_t box) {
+    Candidate& cand = candidates.emplace_back();
+    cand.score = score;
+    cand.class_id = c;
+    cand.box = box;
+}
+
 template <typename T>
 inline const T* frame_of(const void* const* tensors, int output, const TensorView& v, size_t frame) {
     return frame_ptr<T>(tensors[output], v, frame);
@@ -69,6 +78,10 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             // Every channel takes the activation (YOLOv5 applies the sigmoid to the whole output).
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, s.sigmoid);
             for (int a = 0; a < h.num_anchors; ++a) h.obj_offset.push_back(h.main->channel_offset[size_t(a * (5 + nc) + 4)]);
+            if (h.main->dtype == DType::U8 && h.main->per_tensor_quant && h.main_scorer.lut_stride == 0) {
+                h.cut_by_obj.resize(256);  // objectness and classes share the tensor's one table
+                for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.main_scorer, *h.main, h.main_scorer.lut[q]);
+            }
             h.obj = h.cls = nullptr;
             h.out_obj = h.out_cls = -1;
         } else {
@@ -91,6 +104,11 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, false);
             h.obj_scorer = make_class_scorer(*h.obj, gate, s.score_inclusive, s.sigmoid);
             h.cls_scorer = make_class_scorer(*h.cls, gate, s.score_inclusive, s.sigmoid);
+            if (h.obj->dtype == DType::U8 && h.obj->per_tensor_quant && h.obj_scorer.lut_stride == 0 &&
+                h.cls->dtype == DType::U8 && h.cls->per_tensor_quant) {
+                h.cut_by_obj.resize(256);
+                for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.cls_scorer, *h.cls, h.obj_scorer.lut[q]);
+            }
         }
         heads_.push_back(std::move(h));
     }
@@ -138,8 +156,8 @@ int32_t AnchorHeads::class_cut(const ClassScorer& sc, const TensorView& cls, flo
     return lo;
 }
 
-template <typename ScoreOf, typename Skip>
-void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], ScoreOf score_of, Skip skip,
+template <typename BoxOf, typename ScoreOf, typename Skip>
+void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreOf score_of, Skip skip,
                            const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
                            ScratchVector<Box>& boxes) const {
     const Settings& s = cfg_.settings;
@@ -156,7 +174,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], Sc
                 const int c = first + int(hits[j]);
                 const float score = score_of(c);
                 if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
-                candidates.push_back(Candidate{score, c, box_index});
+                add_candidate(candidates, score, c, box_index);
                 any = true;
             }
         }
@@ -165,7 +183,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], Sc
             if (skip(c)) continue;
             const float score = score_of(c);
             if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
-            candidates.push_back(Candidate{score, c, box_index});
+            add_candidate(candidates, score, c, box_index);
             any = true;
         }
     } else {  // the best class (the first on ties), kept if it passes its own threshold
@@ -176,11 +194,13 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, const float b[4], Sc
             if (v > best_score) { best = c; best_score = v; }
         }
         if (score_passes(best_score, thresholds_[size_t(best)], s.score_inclusive)) {
-            candidates.push_back(Candidate{best_score, best, box_index});
+            add_candidate(candidates, best_score, best, box_index);
             any = true;
         }
     }
     if (!any) return;
+    float b[4];
+    box_of(b);
     // b: HailoRT's normalized (y_min, x_min, y_max, x_max), or the repository's pixel (x1, y1, x2, y2).
     float y0, x0, y1, x1;
     if (s.hailort_decode) {
@@ -241,28 +261,33 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                     return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
                 };
                 const float obj = value(4);
-                const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
                 const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
-                float b[4];
-                if (s.hailort_decode) {
-                    const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
-                    const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
-                    const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
-                    const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
-                    const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-                    b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-                } else {
-                    const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
-                    const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
-                    const float w2 = tw * 2.0f, h2 = th * 2.0f;
-                    const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
-                    b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-                }
-                const int32_t cut = class_cut(sc, v, obj);
+                auto box_of = [&](float b[4]) {
+                    const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
+                    if (s.hailort_decode) {
+                        const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
+                        const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
+                        const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
+                        const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
+                        const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                        b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+                    } else {
+                        const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
+                        const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
+                        const float w2 = tw * 2.0f, h2 = th * 2.0f;
+                        const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
+                        b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+                    }
+                };
+                int32_t cut;
+                if constexpr (std::is_same<T, uint8_t>::value)
+                    cut = h.cut_by_obj.empty() ? class_cut(sc, v, obj) : h.cut_by_obj[frame[cell + obj_offset[a]]];
+                else
+                    cut = class_cut(sc, v, obj);
                 const uint8_t* class_bytes = nullptr;
                 if constexpr (std::is_same<T, uint8_t>::value)
                     if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
-                add_cell(h, row, col, b, [&](int c) { return value(5 + c) * obj; },
+                add_cell(h, row, col, box_of, [&](int c) { return value(5 + c) * obj; },
                          [&](int c) {
                              if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
                              else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
@@ -285,28 +310,33 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
     auto decode_cell = [&](int row, int col) {
         const size_t o = ov.cell(row, col) + ov.channel_offset[0];
         const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
-        const size_t rc = rv.cell(row, col);
-        auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
-        const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
-        float b[4];
-        if (s.hailort_decode) {
-            const float w = std::exp(tw) / grid_w;
-            const float hh = std::exp(th) / grid_h;
-            const float xc = (tx + float(col)) / grid_w;
-            const float yc = (ty + float(row)) / grid_h;
-            const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-            b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-        } else {
-            const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
-            const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
-            b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-        }
+        auto box_of = [&](float b[4]) {
+            const size_t rc = rv.cell(row, col);
+            auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
+            const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
+            if (s.hailort_decode) {
+                const float w = std::exp(tw) / grid_w;
+                const float hh = std::exp(th) / grid_h;
+                const float xc = (tx + float(col)) / grid_w;
+                const float yc = (ty + float(row)) / grid_h;
+                const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+            } else {
+                const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
+                const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
+                b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+            }
+        };
         const size_t cc = cv.cell(row, col);
-        const int32_t cut = class_cut(h.cls_scorer, cv, objectness);
+        int32_t cut;
+        if constexpr (std::is_same<T, uint8_t>::value)
+            cut = h.cut_by_obj.empty() ? class_cut(h.cls_scorer, cv, objectness) : h.cut_by_obj[obj[o]];
+        else
+            cut = class_cut(h.cls_scorer, cv, objectness);
         const uint8_t* class_bytes = nullptr;
         if constexpr (std::is_same<T, uint8_t>::value)
             if (cv.contiguous_channels) class_bytes = cls + cc;
-        add_cell(h, row, col, b,
+        add_cell(h, row, col, box_of,
                  [&](int c) { return class_score(h.cls_scorer, cv, cls, cc + cv.channel_offset[size_t(c)], c) * objectness; },
                  [&](int c) {
                      if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
@@ -322,6 +352,23 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
             if (q_min > int32_t(std::numeric_limits<T>::max())) return;  // nothing can pass
             const kernels::Table& k = kernels::active();
             uint32_t hits[256];
+            if (ov.row_stride == size_t(rv.width)) {
+                // Rows back to back: 256 values at a time across rows (a fifth of the calls on an
+                // 80-wide grid), each hit's row and column from its position.
+                const T* values = obj + ov.channel_offset[0];
+                const size_t n_cells = size_t(rv.height) * size_t(rv.width), width = size_t(rv.width);
+                for (size_t start = 0; start < n_cells; start += 256) {
+                    const size_t n = std::min<size_t>(256, n_cells - start);
+                    size_t found;
+                    if constexpr (std::is_same<T, uint8_t>::value) found = k.scan_u8_uniform(values + start, uint8_t(q_min), n, hits);
+                    else found = k.scan_u16_uniform(values + start, uint16_t(q_min), n, hits);
+                    for (size_t j = 0; j < found; ++j) {
+                        const size_t at = start + hits[j];
+                        decode_cell(int(at / width), int(at % width));
+                    }
+                }
+                return;
+            }
             for (int row = 0; row < rv.height; ++row) {
                 const T* values = obj + ov.cell(row, 0) + ov.channel_offset[0];
                 for (int start = 0; start < rv.width; start += 256) {

@@ -51,6 +51,10 @@ private:
         ClassScorer main_scorer, obj_scorer, cls_scorer;  // values (activation) and the objectness gate
         std::vector<float> anchors;  // YOLOV5: (w, h) per anchor, as float32
         std::vector<size_t> obj_offset;  // YOLOV5: each anchor's objectness element within a cell
+        // uint8 objectness and classes with one quantization each (YOLOX) or one for the tensor
+        // (YOLOv5): class_cut of each objectness byte's score (256), made once, not searched for
+        // per passing cell (the same values: the same function).
+        std::vector<int32_t> cut_by_obj;
         int num_anchors = 0;
         int stride = 0;
     };
@@ -67,10 +71,12 @@ private:
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
     // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
     // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is
-    // at least `cut` from the SIMD scan instead of testing skip(c) class by class.
-    template <typename ScoreOf, typename Skip>
-    void add_cell(const Head& h, int row, int col, const float normalized_yxyx_or_pixels_xyxy[4], ScoreOf score_of,
-                  Skip skip, const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
+    // at least `cut` from the SIMD scan instead of testing skip(c) class by class. box_of(float[4])
+    // writes the cell's box (normalized y_min, x_min, y_max, x_max, or pixel x1, y1, x2, y2): it is
+    // called only when a class passes (a passing objectness with no passing class costs no expf).
+    template <typename BoxOf, typename ScoreOf, typename Skip>
+    void add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreOf score_of, Skip skip,
+                  const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
                   ScratchVector<Box>& boxes) const;
     // uint8, one quantization: the smallest raw class value whose score (lut[q] * obj) can pass the
     // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.

@@ -24,7 +24,12 @@ void load_cell(const TensorView& v, const T* frame, int row, int col, float* val
     const float* scale = v.scale.data();
     if (v.contiguous_channels && v.per_tensor_quant) {  // the common case
         if constexpr (std::is_same<T, uint8_t>::value) {
-            kernels::active().dequant_u8(cell, size_t(n), zp[0], scale[0], values);
+            // A few values (YOLO26's one per side): the kernel's own scalar formula here, not an
+            // indirect call that would only run its tail loop.
+            if (n < 8)
+                for (int c = 0; c < n; ++c) values[c] = (float(cell[c]) - zp[0]) * scale[0];
+            else
+                kernels::active().dequant_u8(cell, size_t(n), zp[0], scale[0], values);
         } else {
             for (int c = 0; c < n; ++c) values[c] = dequantize(float(cell[c]), zp[0], scale[0]);
         }

@@ -17,6 +17,20 @@ inline bool better(const TopkKey& a, const TopkKey& b) {
     return a.score > b.score || (a.score == b.score && a.index < b.index);
 }
 
+// A key appended field by field: a braced temporary is built on the stack in two halves and read
+// back as one 16-byte value, a store-forwarding stall per key (a third of stage 2's time on a
+// frame with 300 anchors chosen).
+inline void push_key(ScratchVector<TopkKey>& keys, float score, uint64_t index) {
+    TopkKey& key = keys.emplace_back();
+    key.score = score;
+    key.index = index;
+}
+
+inline void set_key(TopkKey& key, float score, uint64_t index) {
+    key.score = score;
+    key.index = index;
+}
+
 template <typename T>
 inline float score_at(const TopkHead& h, const T* frame, size_t cell, int c) {
     return class_score(*h.gate, *h.cls, frame, cell + h.cls->channel_offset[size_t(c)], c);
@@ -73,7 +87,7 @@ void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const Topk
             }
             const uint8_t* p = frame + cell;
             for (int c = 0; c < v.channels; ++c)
-                if (int32_t(p[c]) >= lo) ws.selected.push_back(TopkKey{lut[p[c]], uint64_t(rank) * nc + uint64_t(c)});
+                if (int32_t(p[c]) >= lo) push_key(ws.selected, lut[p[c]], uint64_t(rank) * nc + uint64_t(c));
             return;
         }
     }
@@ -81,12 +95,12 @@ void add_pairs_t(const TopkHead& h, const TopkAnchor& a, size_t rank, const Topk
         const float s = score_at(h, frame, cell, c);
         if (agnostic) {
             if (s == best.score) {  // the lowest class with the best score
-                ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
+                push_key(ws.selected, s, uint64_t(rank) * nc + uint64_t(c));
                 return;
             }
             continue;
         }
-        if (s >= floor && raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c)) ws.selected.push_back(TopkKey{s, uint64_t(rank) * nc + uint64_t(c)});
+        if (s >= floor && raw_passes(gate, frame[cell + v.channel_offset[size_t(c)]], c)) push_key(ws.selected, s, uint64_t(rank) * nc + uint64_t(c));
     }
 }
 
@@ -109,17 +123,30 @@ void add_anchor_bytes(const TopkHead& h, size_t start, TopkWorkspace& ws) {
     const size_t width = size_t(v.width), n = size_t(v.height) * width;
     for (int row = 0; row < v.height; ++row)
         k.cell_max_u8(frame + v.cell(row, 0), v.col_stride, size_t(v.channels), width, m + size_t(row) * width);
-    // Four histograms, so that runs of one byte do not wait on each other's increments.
+    // Four histograms, so that runs of one byte do not wait on each other's increments. Only the
+    // counts of passing bytes (>= q_min) are ever read (the walk stops at q_min), so a block of
+    // cells with none is not counted: its largest byte (a loop the compiler vectorizes) says so.
+    // With a real detector at a usual threshold almost every block is skipped.
+    const int32_t q_min = h.gate->q_min[0];
     uint32_t sub[4][256] = {};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
+    constexpr size_t block = 64;
+    for (size_t b = 0; b < n; b += block) {
+        const size_t e = std::min(n, b + block);
+        uint8_t top = 0;
+        if (e - b == block)  // a constant count: vectorized at -O2 too
+            for (size_t i = 0; i < block; ++i) top = std::max(top, m[b + i]);
+        else
+            for (size_t i = b; i < e; ++i) top = std::max(top, m[i]);
+        if (int32_t(top) < q_min) continue;
+        size_t i = b;
+        for (; i + 4 <= e; i += 4) {
+            ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
+        }
+        for (; i < e; ++i) ++sub[0][m[i]];
     }
-    for (; i < n; ++i) ++sub[0][m[i]];
     const size_t first = ws.histogram.size();
     ws.histogram.resize(first + 256);
     uint32_t* hist = ws.histogram.data() + first;
-    const int32_t q_min = h.gate->q_min[0];
     size_t passing = 0;
     for (int q = 0; q < 256; ++q) {
         hist[q] = sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q];
@@ -138,6 +165,67 @@ void best_from_bytes(const TopkHead& h, size_t start, size_t n, TopkWorkspace& w
 
 size_t cells_of(const TopkHead& h) { return size_t(h.cls->height) * size_t(h.cls->width); }
 
+// Both stages on the byte path for few passing cells (a trained detector at a usual threshold
+// passes tens): those cells alone sorted (`better`, the stated order), then each one's passing
+// pairs at or above the floor, sorted. The walk below visits every score level from the top byte
+// down to the gate's (about 200 at conf 0.2, each across every head) whatever the count, which
+// cost more than sorting a few dozen keys.
+constexpr size_t kFewPassing = 64;
+
+void select_few(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
+    const kernels::Table& kt = kernels::active();
+    for (size_t h = 0; h < ws.head_start.size(); ++h) {
+        const int32_t q_min = heads[h].gate->q_min[0];
+        if (q_min > 255) continue;
+        const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+        ws.positions.resize(std::max(ws.positions.size(), n));
+        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(std::max(q_min, int32_t(0))), n,
+                                               ws.positions.data());
+        const float* lut = heads[h].gate->lut.data();
+        for (size_t j = 0; j < hits; ++j) {
+            const size_t cell = start + ws.positions[j];
+            push_key(ws.ranked, lut[ws.maxima[cell]], uint64_t(cell));
+        }
+    }
+    select_top(ws.ranked, k);
+    const uint64_t nc = uint64_t(num_classes);
+    // select_end2end's floor: with k anchors chosen, no pair below the k-th one's best is needed.
+    const float floor = ws.ranked.size() == k ? ws.ranked.back().score : -std::numeric_limits<float>::infinity();
+    if (agnostic) {  // each anchor's best class, in stage-1 order
+        for (size_t r = 0; r < ws.ranked.size(); ++r) {
+            const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+            add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, true, floor, ws);
+        }
+        return;
+    }
+    // A pair is kept when its byte passes the gate and scores at least the floor: one byte per
+    // head, the first q >= q_min with lut[q] >= floor (add_pairs_t's bound, found once a head).
+    ws.cursor.resize(ws.head_start.size());
+    for (size_t h = 0; h < ws.head_start.size(); ++h) {
+        const float* lut = heads[h].gate->lut.data();
+        int32_t lo = heads[h].gate->q_min[0], hi = 256;
+        while (lo < hi) {
+            const int32_t mid = (lo + hi) / 2;
+            if (lut[mid] >= floor) hi = mid; else lo = mid + 1;
+        }
+        ws.cursor[h] = lo;
+    }
+    for (size_t r = 0; r < ws.ranked.size(); ++r) {
+        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        const TopkHead& h = heads[a.head];
+        const int32_t lo = ws.cursor[a.head];
+        if (lo > 255) continue;
+        const uint8_t* p = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
+        const size_t channels = size_t(h.cls->channels);
+        ws.positions.resize(std::max(ws.positions.size(), channels));
+        const size_t hits = kt.scan_u8_uniform(p, uint8_t(lo), channels, ws.positions.data());
+        const float* lut = h.gate->lut.data();
+        for (size_t j = 0; j < hits; ++j)
+            push_key(ws.selected, lut[p[ws.positions[j]]], uint64_t(r) * nc + ws.positions[j]);
+    }
+    select_top(ws.selected, k);
+}
+
 // Both stages on the byte path (topk.hpp). Levels are numbered from the best score down; a
 // head's byte q has level ws.level[256 h + q] once the walk has passed it (q > cursor[h]).
 void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
@@ -145,6 +233,10 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     ws.ranked.clear();
     ws.selected.clear();
     if (k == 0) return;
+    if (ws.passing <= kFewPassing) {
+        select_few(ws, heads, k, num_classes, agnostic);
+        return;
+    }
     ws.level.resize(256 * nh);
     ws.cursor.resize(nh);
     ws.level_next.clear();
@@ -182,19 +274,59 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     const size_t n_ranked = size_t(std::min<uint64_t>(counted, k));
     ws.ranked.resize(n_ranked);
     const kernels::Table& kt = kernels::active();
-    for (size_t h = 0; h < nh; ++h) {
-        const int32_t lo = ws.cursor[h] + 1;
-        if (lo > 255) continue;
+    // Every cell at or above a byte of head h, placed by level in anchor order.
+    auto place_from = [&](size_t h, int32_t from) {
         const size_t start = ws.head_start[h], n = cells_of(heads[h]);
-        ws.positions.resize(std::max(n, size_t(heads[h].cls->channels)));
-        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(lo), n, ws.positions.data());
+        ws.positions.resize(std::max(ws.positions.size(), std::max(n, size_t(heads[h].cls->channels))));
+        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(from), n, ws.positions.data());
         const float* lut = heads[h].gate->lut.data();
         const uint16_t* level = ws.level.data() + 256 * h;
         for (size_t j = 0; j < hits; ++j) {
             const size_t cell = start + ws.positions[j];
             const uint8_t q = ws.maxima[cell];
             const uint32_t at = ws.level_next[level[q]]++;
-            if (at < n_ranked) ws.ranked[at] = TopkKey{lut[q], uint64_t(cell)};
+            if (at < n_ranked) set_key(ws.ranked[at], lut[q], uint64_t(cell));
+        }
+    };
+    if (counted <= 2 * uint64_t(k) + 64) {
+        for (size_t h = 0; h < nh; ++h)
+            if (ws.cursor[h] + 1 <= 255) place_from(h, ws.cursor[h] + 1);
+    } else {
+        // Many more cells tie at the last level (the k-th best score) than it has places: a real
+        // head's background at a low threshold, where thousands of cells share one small byte and
+        // placing each (a scan hit) cost more than the rest of the decode. The cells above it (fewer
+        // than k) are placed first, from each head's smallest byte above the last level; then the
+        // last level's cells, in anchor order, a block at a time until its places are filled.
+        const size_t last = ws.level_next.size() - 1;
+        auto above_last = [&](size_t h) {  // the last level's bytes of head h are [cursor + 1, this)
+            const uint16_t* level = ws.level.data() + 256 * h;
+            int32_t x = ws.cursor[h] + 1;
+            while (x <= 255 && level[x] == last) ++x;
+            return x;
+        };
+        for (size_t h = 0; h < nh; ++h) {
+            const int32_t x = above_last(h);
+            if (x <= 255) place_from(h, x);
+        }
+        size_t need = n_ranked - std::min<size_t>(n_ranked, ws.level_next[last]);
+        constexpr size_t block = 1024;
+        ws.positions.resize(std::max(ws.positions.size(), block));
+        for (size_t h = 0; h < nh && need > 0; ++h) {
+            const int32_t lo = ws.cursor[h] + 1, x = above_last(h);
+            if (lo > 255 || x == lo) continue;  // no byte of this head is in the last level
+            const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+            const float* lut = heads[h].gate->lut.data();
+            for (size_t b = 0; b < n && need > 0; b += block) {
+                const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start + b, uint8_t(lo), std::min(block, n - b),
+                                                       ws.positions.data());
+                for (size_t j = 0; j < hits && need > 0; ++j) {
+                    const size_t cell = start + b + ws.positions[j];
+                    const uint8_t q = ws.maxima[cell];
+                    if (int32_t(q) >= x) continue;  // above the last level: placed already
+                    set_key(ws.ranked[ws.level_next[last]++], lut[q], uint64_t(cell));
+                    --need;
+                }
+            }
         }
     }
     const uint64_t nc = uint64_t(num_classes);
@@ -220,7 +352,7 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
         const uint16_t* level = ws.level.data() + 256 * a.head;
         for (size_t j = 0; j < hits; ++j) {
             const uint8_t q = p[ws.positions[j]];
-            ws.pairs.push_back(TopkKey{lut[q], uint64_t(r) * nc + ws.positions[j]});
+            push_key(ws.pairs, lut[q], uint64_t(r) * nc + ws.positions[j]);
             ws.pair_level.push_back(level[q]);
         }
     }
@@ -295,7 +427,7 @@ void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_
     if (k > 0)
         for (size_t i = 0; i < ws.best.size(); ++i) {
             const float b = ws.best[i];
-            if (b != gated && b >= kth) ws.ranked.push_back(TopkKey{b, uint64_t(i)});
+            if (b != gated && b >= kth) push_key(ws.ranked, b, uint64_t(i));
         }
     select_top(ws.ranked, k);
     ws.selected.clear();

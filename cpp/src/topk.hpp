@@ -122,11 +122,27 @@ void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 // k-th best score and, for each level, where its cells start in the ranked order; one scan of the
 // cells at or above it (in anchor order, so ties keep index order) then places each where it
 // goes. Stage 2 places its pairs (generated in rank, then class order) the same way. No float is
-// compared per cell and nothing is sorted; the order is exactly the stated one.
+// compared per cell and nothing is sorted; the order is exactly the stated one. Only blocks of
+// cells with a passing byte are counted (no other count is read). When many more cells tie at the
+// k-th best score than it has places (a real head's background at a low threshold: thousands of
+// cells on one small byte), the cells above it are placed first, then its places filled in anchor
+// order until full. When at most 64 cells pass (a trained detector at a usual threshold), they
+// are sorted instead, and their pairs (the walk would visit every level down to the gate's).
 //
 // Otherwise, stage 1 finds the k-th best score among the anchors first (nth_element over plain
 // floats) and ranks only the anchors at or above it (ties at it included, so the result is exact).
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
+
+// n / d for d >= 1, given inv_d = 1.0 / double(d): a multiply rather than a 64-bit division (tens
+// of cycles, once or twice per chosen anchor or pair). For n below 2^52 n is exact in a double and
+// the product is at most one off the quotient, which the two tests correct; larger n divide.
+inline uint64_t quotient(uint64_t n, uint64_t d, double inv_d) {
+    if (n >= (uint64_t(1) << 52)) return n / d;
+    uint64_t q = uint64_t(double(n) * inv_d);
+    if (q * d > n) --q;
+    else if ((q + 1) * d <= n) ++q;
+    return q;
+}
 
 // Head, row and column of an anchor (an index into ws.best). Inline, and the row by a multiply
 // with the head's 1 / width (then corrected to the exact quotient) rather than a division: it
@@ -137,14 +153,7 @@ inline TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint
     while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
     const uint64_t local = anchor - ws.head_start[h];
     const uint64_t width = uint64_t(heads[h].cls->width);
-    uint64_t row;
-    if (local < (uint64_t(1) << 52)) {  // exact in a double: the product is at most one off
-        row = uint64_t(double(local) * ws.head_row_scale[h]);
-        if (row * width > local) --row;
-        else if ((row + 1) * width <= local) ++row;
-    } else {
-        row = local / width;
-    }
+    const uint64_t row = quotient(local, width, ws.head_row_scale[h]);
     return TopkAnchor{uint32_t(h), int32_t(row), int32_t(local - row * width)};
 }
 

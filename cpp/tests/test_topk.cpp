@@ -79,6 +79,9 @@ static void test_prefilter_changes_nothing() {
     // Runs where anchors were gated out and fewer than k pass (stage 1 would have taken failing
     // ones) or more than k pass (stage 1 ranks among the passing ones only).
     int fewer_than_k = 0, more_than_k = 0;
+    // Both byte-path selections run: few passing cells sorted (at most 64, topk.cpp's select_few)
+    // and the counting walk (more).
+    int few_passing = 0, many_passing = 0;
     for (int trial = 0; trial < 60; ++trial) {
         const float scale = trial % 3 == 0 ? 1.0f / 255.0f : 1.0f / 64.0f;
         const float zp = float(trial % 5);
@@ -128,9 +131,12 @@ static void test_prefilter_changes_nothing() {
                     const size_t anchors = 144 + 36 + 9;
                     fewer_than_k += ws.passing > 0 && ws.passing < std::min(k, anchors);
                     more_than_k += ws.passing > k && ws.passing < anchors;
+                    few_passing += ws.passing > 0 && ws.passing <= 64;
+                    many_passing += ws.passing > 64;
                 }
     }
     CHECK(fewer_than_k > 50 && more_than_k > 50);
+    CHECK(few_passing > 50 && many_passing > 50);
 }
 
 
