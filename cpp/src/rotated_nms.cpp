@@ -113,33 +113,36 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
     carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
     // Zeros in the growth, so the vector reads past a list's end see initialized floats.
-    for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread})
+    for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread, &ws.w, &ws.h, &ws.cos, &ws.sin})
         if (v->size() < n + 8) v->resize(n + 8, 0.0f);
     if (ws.undecided.size() < n) ws.undecided.resize(n);
     if (ws.verdict.size() < n) ws.verdict.resize(n);
+    if (ws.slot.size() < n) ws.slot.resize(n);
     const kernels::Table& k = kernels::active();
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     const OverlapTest test = make_overlap_test(s.iou_threshold, s.iou_inclusive);
     const kernels::ProbiouBounds bounds = bounds_of(test);
-    // Every candidate's Gaussian first, in its list's slot (score order within the list): one
-    // tight loop, apart from the suppression's.
+    // Every candidate's box in its list's slot (score order within the list), then every
+    // Gaussian in one kernel call over all slots (make_gaussian's operations, vector-wide).
     for (size_t i = 0; i < n; ++i) {
         const Candidate& cand = sorted[i];
         const RotatedBox& r = rboxes[cand.box];
+        const Turn t = turns[cand.box];
         // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
         const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
-        const kernels::ProbiouProbe p = probe_of(make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]));
         const size_t list = s.agnostic ? 0 : size_t(cand.class_id);
-        const size_t slot = ws.start[list] + ws.count[list]++;
-        ws.x[slot] = p.x;
-        ws.y[slot] = p.y;
-        ws.a[slot] = p.a;
-        ws.b[slot] = p.b;
-        ws.c[slot] = p.c;
-        ws.det[slot] = p.det;
-        ws.far_spread[slot] = p.far_spread;
+        const uint32_t slot = ws.start[list] + ws.count[list]++;
+        ws.slot[i] = slot;
+        ws.x[slot] = r.cx + off;
+        ws.y[slot] = r.cy + off;
+        ws.w[slot] = r.w;
+        ws.h[slot] = r.h;
+        ws.cos[slot] = t.cos;
+        ws.sin[slot] = t.sin;
     }
+    k.probiou_gaussians({ws.x.data(), ws.y.data(), ws.w.data(), ws.h.data(), ws.cos.data(), ws.sin.data()}, n,
+                        {ws.a.data(), ws.b.data(), ws.c.data(), ws.det.data(), ws.far_spread.data()});
     // Every candidate's verdict against the earlier ones of its list, a list per call.
     // Fast-NMS's pairs do not depend on one another's outcome, so the kernel settles a whole list
     // in one call (its constants broadcast once, not once a candidate); the loop below runs the
@@ -151,16 +154,15 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     };
     for (size_t l = 0; l < lists; ++l)
         k.probiou_verdicts(list_at(ws.start[l]), ws.count[l], bounds, ws.verdict.data() + ws.start[l]);
-    for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= s.max_total) break;  // nothing later can be output
         const Candidate& cand = sorted[i];
         const size_t cls = size_t(cand.class_id);
-        const RotatedBox& r = rboxes[cand.box];
         const size_t list = s.agnostic ? 0 : cls;
-        const size_t first = ws.start[list], n_earlier = ws.count[list];
-        const uint8_t verdict = ws.verdict[first + n_earlier];
+        // The candidates before it in its list are the slots from its list's start to its own.
+        const size_t first = ws.start[list], n_earlier = ws.slot[i] - first;
+        const uint8_t verdict = ws.verdict[ws.slot[i]];
         bool suppressed = verdict == kernels::kProbiouSuppressed;
         if (verdict == kernels::kProbiouUndecided && n_earlier > 0) {
             const kernels::ProbiouList earlier = list_at(first);
@@ -177,14 +179,14 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
                                        gaussian_of(probe));
             }
         }
-        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot now counts).
-        ++ws.count[list];
+        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot counts).
         if (suppressed) continue;
         if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
         ++ws.output_of_class[cls];
         ++total;
         Detection& det = out.emplace_back();
         const Box& b = boxes_out[cand.box];
+        const RotatedBox& r = rboxes[cand.box];
         enclosing_output_box(r, turns[cand.box], s, det.box);
         det.score = cand.score;
         det.class_id = cand.class_id;

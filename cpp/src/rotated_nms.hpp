@@ -102,6 +102,8 @@ struct RotatedNmsWorkspace {
     // Every candidate of each list, in score order, as structure of arrays for
     // kernels::probiou_filter (with a vector's room past the end: the kernel reads whole vectors).
     ScratchVector<float> x, y, a, b, c, det, far_spread;
+    ScratchVector<float> w, h, cos, sin;  // kernels::probiou_gaussians's input, in the same slots
+    ScratchVector<uint32_t> slot;         // per candidate in score order: its slot
     ScratchVector<uint32_t> undecided;   // the pairs the filter leaves to the exact test
     ScratchVector<uint8_t> verdict;      // per slot: kernels::probiou_verdicts
     std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)

@@ -40,6 +40,14 @@ struct ProbiouList {
 struct ProbiouProbe {
     float x, y, a, b, c, det, far_spread;
 };
+// Rotated boxes as Table::probiou_gaussians reads them (structure of arrays): centre (class offset
+// already added), sides, and the cos and sin of the angle; and where it writes their Gaussians.
+struct ProbiouBoxes {
+    const float *x, *y, *w, *h, *cos, *sin;
+};
+struct ProbiouGaussians {
+    float *a, *b, *c, *det, *far_spread;
+};
 // rotated_nms.hpp OverlapTest's shortcuts: the far limit (<= 0: none) and the distance band.
 struct ProbiouBounds {
     float far_limit;
@@ -96,6 +104,11 @@ struct Table {
     // compares every pair whether or not the earlier one was itself dropped, so no verdict waits
     // on another. Reads as probiou_filter does, up to n rounded up to 8.
     void (*probiou_verdicts)(const ProbiouList& list, size_t n, const ProbiouBounds& bounds, uint8_t* verdict);
+    // The Gaussians of n rotated boxes: out[i] = probe_of(make_gaussian(x, y, w, h, {cos, sin}))
+    // (rotated_nms.hpp) without its centre, bit for bit: covariance, det clamped at 0 (NaN kept),
+    // far_spread the trace when regular, +inf otherwise. Reads and writes in whole vectors: every
+    // array must have room for n rounded up to 8, the inputs initialized that far.
+    void (*probiou_gaussians)(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out);
     // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).

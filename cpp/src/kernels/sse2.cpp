@@ -7,6 +7,7 @@
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
+#include "probiou_gaussians.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -285,6 +286,10 @@ struct Lane4 {
     static M gt(F a, F b) { return _mm_cmpgt_ps(a, b); }
     static M and_(M a, M b) { return _mm_and_ps(a, b); }
     static M andnot(M a, M b) { return _mm_andnot_ps(b, a); }
+    static void store(float* p, F v) { _mm_storeu_ps(p, v); }
+    static M le(F a, F b) { return _mm_cmple_ps(a, b); }
+    static M ge(F a, F b) { return _mm_cmpge_ps(a, b); }
+    static F select(M m, F a, F b) { return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b)); }
     static M first(size_t n) {
         const int k = n < 4 ? int(n) : 4;
         return _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(k), _mm_setr_epi32(0, 1, 2, 3)));
@@ -300,7 +305,11 @@ void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, ui
     probiou_verdicts_impl<Lane4>(l, n, b, verdict);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
+void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out) {
+    probiou_gaussians_impl<Lane4>(in, n, out);
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
