@@ -154,33 +154,41 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     };
     for (size_t l = 0; l < lists; ++l)
         k.probiou_verdicts(list_at(ws.start[l]), ws.count[l], bounds, ws.verdict.data() + ws.start[l]);
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (capped_total && total >= s.max_total) break;  // nothing later can be output
-        const Candidate& cand = sorted[i];
-        const size_t cls = size_t(cand.class_id);
-        const size_t list = s.agnostic ? 0 : cls;
-        // The candidates before it in its list are the slots from its list's start to its own.
-        const size_t first = ws.start[list], n_earlier = ws.slot[i] - first;
-        const uint8_t verdict = ws.verdict[ws.slot[i]];
-        bool suppressed = verdict == kernels::kProbiouSuppressed;
-        if (verdict == kernels::kProbiouUndecided && n_earlier > 0) {
+    // The few candidates left undecided (pairs only the exact test, with its log and exp, settles)
+    // are settled in place: a byte scan, then probiou_filter and the exact test for each.
+    for (size_t l = 0; l < lists; ++l) {
+        const size_t first = ws.start[l];
+        for (size_t q = 1; q < ws.count[l]; ++q) {
+            uint8_t& verdict = ws.verdict[first + q];
+            if (verdict != kernels::kProbiouUndecided) continue;
             const kernels::ProbiouList earlier = list_at(first);
-            const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
-                                              earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
-                                              earlier.far_spread[n_earlier]};
-            // The few left to the exact test (with its log and exp): the pairs the kernel cannot settle.
-            const size_t left = k.probiou_filter(earlier, n_earlier, probe, bounds, ws.undecided.data());
-            suppressed = left == kernels::kProbiouOver;
+            const kernels::ProbiouProbe probe{earlier.x[q], earlier.y[q], earlier.a[q], earlier.b[q],
+                                              earlier.c[q], earlier.det[q], earlier.far_spread[q]};
+            const size_t left = k.probiou_filter(earlier, q, probe, bounds, ws.undecided.data());
+            bool suppressed = left == kernels::kProbiouOver;
             for (size_t u = 0; u < left && !suppressed; ++u) {
                 const size_t j = ws.undecided[u];
                 suppressed = test.over(gaussian_of({earlier.x[j], earlier.y[j], earlier.a[j], earlier.b[j], earlier.c[j],
                                                     earlier.det[j], earlier.far_spread[j]}),
                                        gaussian_of(probe));
             }
+            verdict = suppressed ? kernels::kProbiouSuppressed : kernels::kProbiouClear;
         }
-        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot counts).
-        if (suppressed) continue;
+    }
+    // The survivors in score order, without a branch on each verdict (kept or not is as good as
+    // random: a branch on it was mispredicted about every other candidate). Fast-NMS: every
+    // candidate suppressed later ones, dropped or not, in its verdict already.
+    uint32_t* kept = ws.undecided.data();  // free again: room for n
+    size_t n_kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+        kept[n_kept] = uint32_t(i);
+        n_kept += ws.verdict[ws.slot[i]] != kernels::kProbiouSuppressed;
+    }
+    int64_t total = 0;
+    for (size_t u = 0; u < n_kept; ++u) {
+        if (capped_total && total >= s.max_total) break;  // nothing later can be output
+        const Candidate& cand = sorted[kept[u]];
+        const size_t cls = size_t(cand.class_id);
         if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
         ++ws.output_of_class[cls];
         ++total;
