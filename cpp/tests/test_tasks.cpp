@@ -433,6 +433,71 @@ static void test_probiou_gaussians_match_make_gaussian() {
     CHECK(calls > 20);
 }
 
+static void test_enclosing_boxes_match_enclosing_box() {
+    // kernels::enclosing_boxes computes the output boxes of rotated NMS's candidates a vector at a
+    // time: each must be enclosing_output_box's (enclosing_box's corners, minima and maxima, then
+    // the division by the image size) bit for bit, on every path, normalized or in pixels.
+    uint32_t seed = 999;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    std::vector<RotatedBox> boxes;
+    for (int i = 0; i < 2000; ++i) {
+        const float size = std::pow(10.0f, uni(-3.0f, 4.0f));
+        boxes.push_back({uni(-100, 1200), uni(-100, 1200), size, size * std::pow(10.0f, uni(-3.0f, 3.0f)), uni(-0.8f, 2.4f)});
+    }
+    const float special[] = {0.0f, -0.0f, -3.0f, 1e-30f, 1e30f, 3e38f, INFINITY, -INFINITY, NAN};
+    for (float v : special) {
+        boxes.push_back({v, 10, 5, 5, 0.3f});
+        boxes.push_back({10, v, 5, 5, 0.3f});
+        boxes.push_back({10, 10, v, 5, 0.3f});
+        boxes.push_back({10, 10, 5, v, 0.3f});
+        boxes.push_back({10, 10, 5, 5, v});
+        // Corners mixing NaN and infinities (inf - inf), or +0 and -0 (a -0 centre, zero sides):
+        // where the order of the minimum's and maximum's comparisons shows.
+        boxes.push_back({10, 10, v, v, 0.3f});
+        boxes.push_back({v, v, 0.0f, 0.0f, 0.3f});
+        boxes.push_back({v, v, v, v, 1.1f});
+    }
+    for (float angle : {0.0f, 1.57079637f, -0.785398185f, 2.35619450f}) boxes.push_back({10, 10, 40, 3, angle});
+    const size_t n = boxes.size();
+    std::vector<float> cx(n + 8), cy(n + 8), w(n + 8), h(n + 8), cs(n + 8), sn(n + 8);
+    for (size_t i = 0; i < n; ++i) {
+        const Turn t = turn_of(boxes[i].angle);
+        cx[i] = boxes[i].cx; cy[i] = boxes[i].cy; w[i] = boxes[i].w; h[i] = boxes[i].h; cs[i] = t.cos; sn[i] = t.sin;
+    }
+    auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+    long differ = 0, compared = 0;
+    for (const kernels::Table* k : kernel_tables()) {
+        for (bool normalized : {true, false}) {
+            Settings s;
+            s.normalized = normalized;
+            s.yxyx = false;
+            s.image_width = 1024;
+            s.image_height = 768;
+            for (size_t start : {size_t(0), size_t(3)}) {
+                for (size_t len : {n - start, size_t(1), size_t(5), size_t(8), size_t(13)}) {
+                    std::vector<float> x0(n + 8, -1.0f), y0(n + 8, -1.0f), x1(n + 8, -1.0f), y1(n + 8, -1.0f);
+                    k->enclosing_boxes({cx.data() + start, cy.data() + start, w.data() + start, h.data() + start,
+                                        cs.data() + start, sn.data() + start},
+                                       len, 1024.0f, 768.0f, normalized, {x0.data(), y0.data(), x1.data(), y1.data()});
+                    for (size_t i = 0; i < len; ++i) {
+                        const RotatedBox& r = boxes[start + i];
+                        float want[4];
+                        enclosing_output_box(r, turn_of(r.angle), s, want);
+                        differ += !same(x0[i], want[0]) || !same(y0[i], want[1]) || !same(x1[i], want[2]) ||
+                                  !same(y1[i], want[3]);
+                        ++compared;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(differ == 0);
+    CHECK(compared > 8000);
+}
+
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.
 struct RotatedCase {
     ScratchVector<Candidate> cands;
@@ -733,6 +798,7 @@ int main() {
     test_far_apart_skips_only_pairs_below_threshold();
     test_probiou_filter_matches_full_probiou();
     test_probiou_gaussians_match_make_gaussian();
+    test_enclosing_boxes_match_enclosing_box();
     test_rotated_box();
     test_pose_decode();
     test_obb_decode();

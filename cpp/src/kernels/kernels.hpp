@@ -48,6 +48,10 @@ struct ProbiouBoxes {
 struct ProbiouGaussians {
     float *a, *b, *c, *det, *far_spread;
 };
+// Where Table::enclosing_boxes writes: the enclosing boxes' sides, x0 y0 x1 y1.
+struct EnclosingBoxes {
+    float *x0, *y0, *x1, *y1;
+};
 // rotated_nms.hpp OverlapTest's shortcuts: the far limit (<= 0: none) and the distance band.
 struct ProbiouBounds {
     float far_limit;
@@ -109,6 +113,12 @@ struct Table {
     // far_spread the trace when regular, +inf otherwise. Reads and writes in whole vectors: every
     // array must have room for n rounded up to 8, the inputs initialized that far.
     void (*probiou_gaussians)(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out);
+    // The axis-aligned boxes enclosing n rotated boxes (in.x, in.y: their centres, no class
+    // offset), divided by the image's width and height when `normalize`: rotated_box.hpp
+    // enclosing_box's corners, minima and maxima, bit for bit. Reads and writes as
+    // probiou_gaussians does, in whole vectors.
+    void (*enclosing_boxes)(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                            const EnclosingBoxes& out);
     // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).

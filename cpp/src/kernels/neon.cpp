@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -248,6 +249,7 @@ struct Lane4 {
     static M le(F a, F b) { return vcleq_f32(a, b); }
     static M ge(F a, F b) { return vcgeq_f32(a, b); }
     static F select(M m, F a, F b) { return vbslq_f32(m, a, b); }
+    static F neg(F a) { return vnegq_f32(a); }
     static M first(size_t n) {
         const uint32_t lane_index[4] = {0, 1, 2, 3};
         return vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n < 4 ? n : 4)));
@@ -270,7 +272,12 @@ void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians&
     probiou_gaussians_impl<Lane4>(in, n, out);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, dequant_u8, byte_sum, cell_max_u8};
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

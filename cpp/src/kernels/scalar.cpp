@@ -8,6 +8,7 @@
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -149,6 +150,7 @@ struct Lane1 {
     static M le(F a, F b) { return a <= b; }
     static M ge(F a, F b) { return a >= b; }
     static F select(M m, F a, F b) { return m ? a : b; }
+    static F neg(F a) { return -a; }
     static M first(size_t n) { return n > 0; }
     static uint32_t bits(M m) { return m ? 1u : 0u; }
 };
@@ -165,7 +167,12 @@ void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians&
     probiou_gaussians_impl<Lane1>(in, n, out);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, dequant_u8, byte_sum, cell_max_u8};
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane1>(in, n, width, height, normalize, out);
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
