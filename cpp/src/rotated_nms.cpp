@@ -1,6 +1,7 @@
 #include "rotated_nms.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace hailo_decode {
@@ -98,6 +99,10 @@ void enclosing_output_box(const RotatedBox& r, Turn t, const Settings& s, float 
         const float w = float(s.image_width), h = float(s.image_height);
         e[0] = e[0] / w; e[1] = e[1] / h; e[2] = e[2] / w; e[3] = e[3] / h;
     }
+    order_output_box(e, s, v);
+}
+
+void order_output_box(const float e[4], const Settings& s, float v[4]) {
     if (s.yxyx) {
         v[0] = e[1]; v[1] = e[0]; v[2] = e[3]; v[3] = e[2];
     } else {
@@ -113,33 +118,39 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
     carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
     // Zeros in the growth, so the vector reads past a list's end see initialized floats.
-    for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread})
+    for (auto* v : {&ws.x, &ws.y, &ws.a, &ws.b, &ws.c, &ws.det, &ws.far_spread, &ws.w, &ws.h, &ws.cos, &ws.sin, &ws.cx,
+                    &ws.cy, &ws.x0, &ws.y0, &ws.x1, &ws.y1})
         if (v->size() < n + 8) v->resize(n + 8, 0.0f);
     if (ws.undecided.size() < n) ws.undecided.resize(n);
     if (ws.verdict.size() < n) ws.verdict.resize(n);
+    if (ws.slot.size() < n) ws.slot.resize(n);
     const kernels::Table& k = kernels::active();
     ws.output_of_class.assign(size_t(num_classes), 0);
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     const OverlapTest test = make_overlap_test(s.iou_threshold, s.iou_inclusive);
     const kernels::ProbiouBounds bounds = bounds_of(test);
-    // Every candidate's Gaussian first, in its list's slot (score order within the list): one
-    // tight loop, apart from the suppression's.
+    // Every candidate's box in its list's slot (score order within the list), then every
+    // Gaussian in one kernel call over all slots (make_gaussian's operations, vector-wide).
     for (size_t i = 0; i < n; ++i) {
         const Candidate& cand = sorted[i];
         const RotatedBox& r = rboxes[cand.box];
+        const Turn t = turns[cand.box];
         // Class-aware: the class offset of Ultralytics' NMS, on the centres, in float32.
         const float off = s.agnostic ? 0.0f : float(cand.class_id) * s.class_offset;
-        const kernels::ProbiouProbe p = probe_of(make_gaussian(r.cx + off, r.cy + off, r.w, r.h, turns[cand.box]));
         const size_t list = s.agnostic ? 0 : size_t(cand.class_id);
-        const size_t slot = ws.start[list] + ws.count[list]++;
-        ws.x[slot] = p.x;
-        ws.y[slot] = p.y;
-        ws.a[slot] = p.a;
-        ws.b[slot] = p.b;
-        ws.c[slot] = p.c;
-        ws.det[slot] = p.det;
-        ws.far_spread[slot] = p.far_spread;
+        const uint32_t slot = ws.start[list] + ws.count[list]++;
+        ws.slot[i] = slot;
+        ws.cx[slot] = r.cx;
+        ws.cy[slot] = r.cy;
+        ws.x[slot] = r.cx + off;
+        ws.y[slot] = r.cy + off;
+        ws.w[slot] = r.w;
+        ws.h[slot] = r.h;
+        ws.cos[slot] = t.cos;
+        ws.sin[slot] = t.sin;
     }
+    k.probiou_gaussians({ws.x.data(), ws.y.data(), ws.w.data(), ws.h.data(), ws.cos.data(), ws.sin.data()}, n,
+                        {ws.a.data(), ws.b.data(), ws.c.data(), ws.det.data(), ws.far_spread.data()});
     // Every candidate's verdict against the earlier ones of its list, a list per call.
     // Fast-NMS's pairs do not depend on one another's outcome, so the kernel settles a whole list
     // in one call (its constants broadcast once, not once a candidate); the loop below runs the
@@ -151,46 +162,62 @@ void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVecto
     };
     for (size_t l = 0; l < lists; ++l)
         k.probiou_verdicts(list_at(ws.start[l]), ws.count[l], bounds, ws.verdict.data() + ws.start[l]);
-    for (size_t l = 0; l < lists; ++l) ws.count[l] = 0;
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (capped_total && total >= s.max_total) break;  // nothing later can be output
-        const Candidate& cand = sorted[i];
-        const size_t cls = size_t(cand.class_id);
-        const RotatedBox& r = rboxes[cand.box];
-        const size_t list = s.agnostic ? 0 : cls;
-        const size_t first = ws.start[list], n_earlier = ws.count[list];
-        const uint8_t verdict = ws.verdict[first + n_earlier];
-        bool suppressed = verdict == kernels::kProbiouSuppressed;
-        if (verdict == kernels::kProbiouUndecided && n_earlier > 0) {
-            const kernels::ProbiouList earlier = list_at(first);
-            const kernels::ProbiouProbe probe{earlier.x[n_earlier], earlier.y[n_earlier], earlier.a[n_earlier],
-                                              earlier.b[n_earlier], earlier.c[n_earlier], earlier.det[n_earlier],
-                                              earlier.far_spread[n_earlier]};
-            // The few left to the exact test (with its log and exp): the pairs the kernel cannot settle.
-            const size_t left = k.probiou_filter(earlier, n_earlier, probe, bounds, ws.undecided.data());
-            suppressed = left == kernels::kProbiouOver;
-            for (size_t u = 0; u < left && !suppressed; ++u) {
-                const size_t j = ws.undecided[u];
-                suppressed = test.over(gaussian_of({earlier.x[j], earlier.y[j], earlier.a[j], earlier.b[j], earlier.c[j],
-                                                    earlier.det[j], earlier.far_spread[j]}),
-                                       gaussian_of(probe));
-            }
+    // The few candidates left undecided (pairs only the exact test, with its log and exp, settles)
+    // are settled in place: a byte scan, then probiou_filter and the exact test for each.
+    const uint8_t* const verdicts = ws.verdict.data();
+    auto next_undecided = [verdicts, n](size_t from) {  // memchr: a vector-wide byte search
+        const void* at = from < n ? std::memchr(verdicts + from, kernels::kProbiouUndecided, n - from) : nullptr;
+        return at ? size_t(static_cast<const uint8_t*>(at) - verdicts) : n;
+    };
+    size_t list = 0;
+    for (size_t slot = next_undecided(0); slot < n; slot = next_undecided(slot + 1)) {
+        while (slot >= ws.start[list] + ws.count[list]) ++list;  // slots rise, lists with them
+        const size_t first = ws.start[list], q = slot - first;  // q >= 1: a list's first slot is clear
+        const kernels::ProbiouList earlier = list_at(first);
+        const kernels::ProbiouProbe probe{earlier.x[q], earlier.y[q], earlier.a[q], earlier.b[q],
+                                          earlier.c[q], earlier.det[q], earlier.far_spread[q]};
+        const size_t left = k.probiou_filter(earlier, q, probe, bounds, ws.undecided.data());
+        bool suppressed = left == kernels::kProbiouOver;
+        for (size_t u = 0; u < left && !suppressed; ++u) {
+            const size_t j = ws.undecided[u];
+            suppressed = test.over(gaussian_of({earlier.x[j], earlier.y[j], earlier.a[j], earlier.b[j], earlier.c[j],
+                                                earlier.det[j], earlier.far_spread[j]}),
+                                   gaussian_of(probe));
         }
-        // Fast-NMS: every candidate suppresses later ones, dropped or not (its slot now counts).
-        ++ws.count[list];
-        if (suppressed) continue;
+        ws.verdict[slot] = suppressed ? kernels::kProbiouSuppressed : kernels::kProbiouClear;
+    }
+    // The survivors in score order, without a branch on each verdict (kept or not is as good as
+    // random: a branch on it was mispredicted about every other candidate). Fast-NMS: every
+    // candidate suppressed later ones, dropped or not, in its verdict already.
+    uint32_t* kept = ws.undecided.data();  // free again: room for n
+    size_t n_kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+        kept[n_kept] = uint32_t(i);
+        n_kept += ws.verdict[ws.slot[i]] != kernels::kProbiouSuppressed;
+    }
+    // Every slot's enclosing box in output scale, vector-wide (for all of them: cheaper than one
+    // at a time for the survivors); the survivors' rows take theirs in the settings' order.
+    k.enclosing_boxes({ws.cx.data(), ws.cy.data(), ws.w.data(), ws.h.data(), ws.cos.data(), ws.sin.data()}, n,
+                      float(s.image_width), float(s.image_height), s.normalized,
+                      {ws.x0.data(), ws.y0.data(), ws.x1.data(), ws.y1.data()});
+    int64_t total = 0;
+    for (size_t u = 0; u < n_kept; ++u) {
+        if (capped_total && total >= s.max_total) break;  // nothing later can be output
+        const Candidate& cand = sorted[kept[u]];
+        const size_t cls = size_t(cand.class_id);
         if (capped_class && ws.output_of_class[cls] >= s.max_per_class) continue;
         ++ws.output_of_class[cls];
         ++total;
         Detection& det = out.emplace_back();
         const Box& b = boxes_out[cand.box];
-        enclosing_output_box(r, turns[cand.box], s, det.box);
+        const uint32_t slot = ws.slot[kept[u]];
+        const float e[4] = {ws.x0[slot], ws.y0[slot], ws.x1[slot], ws.y1[slot]};
+        order_output_box(e, s, det.box);
         det.score = cand.score;
         det.class_id = cand.class_id;
         det.head = b.head;
         det.cell = b.cell;
-        out_rboxes.push_back(r);
+        out_rboxes.push_back(rboxes[cand.box]);
     }
 }
 

@@ -102,6 +102,10 @@ struct RotatedNmsWorkspace {
     // Every candidate of each list, in score order, as structure of arrays for
     // kernels::probiou_filter (with a vector's room past the end: the kernel reads whole vectors).
     ScratchVector<float> x, y, a, b, c, det, far_spread;
+    ScratchVector<float> w, h, cos, sin;  // kernels::probiou_gaussians's input, in the same slots
+    ScratchVector<float> cx, cy;          // the centres without class offset (kernels::enclosing_boxes)
+    ScratchVector<float> x0, y0, x1, y1;  // every slot's enclosing box (output scale, x0 y0 x1 y1)
+    ScratchVector<uint32_t> slot;         // per candidate in score order: its slot
     ScratchVector<uint32_t> undecided;   // the pairs the filter leaves to the exact test
     ScratchVector<uint8_t> verdict;      // per slot: kernels::probiou_verdicts
     std::vector<uint32_t> start, count;  // per list (class, or one when agnostic)
@@ -111,10 +115,12 @@ struct RotatedNmsWorkspace {
 // The axis-aligned box enclosing a rotated box, in output form (the settings' order and
 // normalization): what a detection row's box is for an OBB head, after rotated NMS or the top-k.
 void enclosing_output_box(const RotatedBox& r, Turn t, const Settings& s, float v[4]);
+// Its last step: x0 y0 x1 y1 (normalized when the settings say so) in the settings' order.
+void order_output_box(const float e[4], const Settings& s, float v[4]);
 
 // Fast-NMS over sorted candidates (rboxes[c.box] are their rotated boxes, turns[c.box] the cos and
 // sin of their angles); appends the survivors that pass the caps to `out` (box: the enclosing
-// axis-aligned box in output form, computed here for them only; head and cell from
+// axis-aligned box in output form, computed here vector-wide for every candidate; head and cell from
 // boxes_out[c.box]) and their rotated boxes to `out_rboxes`.
 void suppress_rotated(const ScratchVector<Candidate>& sorted, const ScratchVector<RotatedBox>& rboxes,
                       const ScratchVector<Turn>& turns, const ScratchVector<Box>& boxes_out, const Settings& s, int num_classes,

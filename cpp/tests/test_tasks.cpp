@@ -1,6 +1,7 @@
 // C++ unit tests of the task rooms (gather; rotated NMS and keypoint/angle decode as they land),
 // run by ctest. Expected values are worked out by hand in the comments beside them.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -369,6 +370,143 @@ static void test_probiou_filter_matches_full_probiou() {
     std::printf("probiou_verdicts: %ld clear, %ld suppressed, %ld undecided\n", verdicts[0], verdicts[1], verdicts[2]);
 }
 
+static void test_probiou_gaussians_match_make_gaussian() {
+    // kernels::probiou_gaussians computes rotated NMS's Gaussians a vector at a time: each must be
+    // probe_of(make_gaussian(...)) bit for bit (the same IEEE operations in the same order), on
+    // every path. Boxes of every size and aspect (tiny: det below 1e-7; thin: det below
+    // 1e-5 spread^2; huge: overflow to inf), zero and negative sides, angles where cos or sin is
+    // exactly 0, NaN and infinite centres, sides and angles, at every position in a vector
+    // (lists of every length, tails).
+    uint32_t seed = 4242;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    std::vector<std::array<float, 5>> boxes;  // cx, cy, w, h, angle
+    for (int i = 0; i < 3000; ++i) {
+        const float size = std::pow(10.0f, uni(-5.0f, 21.0f)), aspect = std::pow(10.0f, uni(-6.0f, 6.0f));
+        boxes.push_back({uni(-10, 8000), uni(-10, 8000), size, size * aspect, uni(-0.8f, 2.4f)});
+    }
+    const float special[] = {0.0f, -0.0f, -3.0f, 1e-30f, 1e-4f, 1.0f, 3e19f, 1e30f, INFINITY, -INFINITY, NAN};
+    for (float v : special) {
+        boxes.push_back({v, 10, 5, 5, 0.3f});
+        boxes.push_back({10, v, 5, 5, 0.3f});
+        boxes.push_back({10, 10, v, 5, 0.3f});
+        boxes.push_back({10, 10, 5, v, 0.3f});
+        boxes.push_back({10, 10, 5, 5, v});
+        boxes.push_back({10, 10, v, v, 1.1f});
+    }
+    for (float angle : {0.0f, 1.57079637f, -0.785398185f, 2.35619450f}) boxes.push_back({10, 10, 40, 3, angle});
+    const size_t n = boxes.size();
+    std::vector<float> x(n + 8), y(n + 8), w(n + 8), h(n + 8), cs(n + 8), sn(n + 8);
+    std::vector<kernels::ProbiouProbe> want(n);
+    for (size_t i = 0; i < n; ++i) {
+        const auto& b = boxes[i];
+        const Turn t = turn_of(b[4]);
+        x[i] = b[0]; y[i] = b[1]; w[i] = b[2]; h[i] = b[3]; cs[i] = t.cos; sn[i] = t.sin;
+        want[i] = probe_of(make_gaussian(b[0], b[1], b[2], b[3], t));
+    }
+    // Bit for bit, except that any NaN equals any NaN: the sign and payload of a NaN made from two
+    // NaN operands follows their order, which a compiler may swap in a commutative operation.
+    auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); };
+    long differ = 0, regular = 0, irregular = 0, calls = 0;
+    for (const kernels::Table* k : kernel_tables()) {
+        for (size_t start : {size_t(0), size_t(1), size_t(5)}) {
+            for (size_t len : {n - start, size_t(1), size_t(3), size_t(7), size_t(8), size_t(9), size_t(17)}) {
+                std::vector<float> a(n + 8, -1.0f), bb(n + 8, -1.0f), c(n + 8, -1.0f), det(n + 8, -1.0f), far(n + 8, -1.0f);
+                k->probiou_gaussians({x.data() + start, y.data() + start, w.data() + start, h.data() + start,
+                                      cs.data() + start, sn.data() + start},
+                                     len, {a.data(), bb.data(), c.data(), det.data(), far.data()});
+                ++calls;
+                for (size_t i = 0; i < len; ++i) {
+                    const kernels::ProbiouProbe& e = want[start + i];
+                    differ += !same(a[i], e.a) || !same(bb[i], e.b) || !same(c[i], e.c) || !same(det[i], e.det) ||
+                              !same(far[i], e.far_spread);
+                    if (k == kernel_tables()[0] && len == n - start && start == 0) {
+                        regular += !std::isinf(e.far_spread);
+                        irregular += std::isinf(e.far_spread);
+                    }
+                }
+            }
+        }
+    }
+    CHECK(differ == 0);
+    CHECK(regular > 500 && irregular > 500);  // both kinds of box were made
+    CHECK(calls > 20);
+}
+
+static void test_enclosing_boxes_match_enclosing_box() {
+    // kernels::enclosing_boxes computes the output boxes of rotated NMS's candidates a vector at a
+    // time: each must be enclosing_output_box's (enclosing_box's corners, minima and maxima, then
+    // the division by the image size) bit for bit, on every path, normalized or in pixels.
+    uint32_t seed = 999;
+    auto uni = [&seed](float lo, float hi) {
+        seed = seed * 1664525u + 1013904223u;
+        return lo + (hi - lo) * float(seed >> 8) / float(1u << 24);
+    };
+    std::vector<RotatedBox> boxes;
+    for (int i = 0; i < 2000; ++i) {
+        const float size = std::pow(10.0f, uni(-3.0f, 4.0f));
+        boxes.push_back({uni(-100, 1200), uni(-100, 1200), size, size * std::pow(10.0f, uni(-3.0f, 3.0f)), uni(-0.8f, 2.4f)});
+    }
+    const float special[] = {0.0f, -0.0f, -3.0f, 1e-30f, 1e30f, 3e38f, INFINITY, -INFINITY, NAN};
+    for (float v : special) {
+        boxes.push_back({v, 10, 5, 5, 0.3f});
+        boxes.push_back({10, v, 5, 5, 0.3f});
+        boxes.push_back({10, 10, v, 5, 0.3f});
+        boxes.push_back({10, 10, 5, v, 0.3f});
+        boxes.push_back({10, 10, 5, 5, v});
+        // Corners mixing NaN and infinities (inf - inf), or +0 and -0 (a -0 centre, zero sides):
+        // where the order of the minimum's and maximum's comparisons shows.
+        boxes.push_back({10, 10, v, v, 0.3f});
+        boxes.push_back({v, v, 0.0f, 0.0f, 0.3f});
+        boxes.push_back({v, v, v, v, 1.1f});
+    }
+    for (float angle : {0.0f, 1.57079637f, -0.785398185f, 2.35619450f}) boxes.push_back({10, 10, 40, 3, angle});
+    const size_t n = boxes.size();
+    std::vector<float> cx(n + 8), cy(n + 8), w(n + 8), h(n + 8), cs(n + 8), sn(n + 8);
+    for (size_t i = 0; i < n; ++i) {
+        const Turn t = turn_of(boxes[i].angle);
+        cx[i] = boxes[i].cx; cy[i] = boxes[i].cy; w[i] = boxes[i].w; h[i] = boxes[i].h; cs[i] = t.cos; sn[i] = t.sin;
+    }
+    // Bit for bit, except that any NaN equals any NaN: the sign and payload of a NaN made from two
+    // NaN operands follows their order, which a compiler may swap in a commutative operation.
+    auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); };
+    long differ = 0, compared = 0;
+    for (const kernels::Table* k : kernel_tables()) {
+        for (bool normalized : {true, false}) {
+            Settings s;
+            s.normalized = normalized;
+            s.yxyx = false;
+            s.image_width = 1024;
+            s.image_height = 768;
+            for (size_t start : {size_t(0), size_t(3)}) {
+                for (size_t len : {n - start, size_t(1), size_t(5), size_t(8), size_t(13)}) {
+                    std::vector<float> x0(n + 8, -1.0f), y0(n + 8, -1.0f), x1(n + 8, -1.0f), y1(n + 8, -1.0f);
+                    k->enclosing_boxes({cx.data() + start, cy.data() + start, w.data() + start, h.data() + start,
+                                        cs.data() + start, sn.data() + start},
+                                       len, 1024.0f, 768.0f, normalized, {x0.data(), y0.data(), x1.data(), y1.data()});
+                    for (size_t i = 0; i < len; ++i) {
+                        const RotatedBox& r = boxes[start + i];
+                        float want[4];
+                        enclosing_output_box(r, turn_of(r.angle), s, want);
+                        const bool d = !same(x0[i], want[0]) || !same(y0[i], want[1]) || !same(x1[i], want[2]) ||
+                                       !same(y1[i], want[3]);
+                        if (d && differ == 0)
+                            std::printf("enclosing_boxes %s: box %zu (%g %g %g %g %g) gives %a %a %a %a, want %a %a %a %a\n",
+                                        k->name, start + i, r.cx, r.cy, r.w, r.h, r.angle, x0[i], y0[i], x1[i], y1[i],
+                                        want[0], want[1], want[2], want[3]);
+                        differ += d;
+                        ++compared;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(differ == 0);
+    CHECK(compared > 8000);
+}
+
 // Sorted candidates (score, class) and their rotated boxes, for suppress_rotated.
 struct RotatedCase {
     ScratchVector<Candidate> cands;
@@ -668,6 +806,8 @@ int main() {
     test_fast_nms();
     test_far_apart_skips_only_pairs_below_threshold();
     test_probiou_filter_matches_full_probiou();
+    test_probiou_gaussians_match_make_gaussian();
+    test_enclosing_boxes_match_enclosing_box();
     test_rotated_box();
     test_pose_decode();
     test_obb_decode();

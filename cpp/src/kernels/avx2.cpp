@@ -7,6 +7,8 @@
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
+#include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -339,6 +341,11 @@ struct Lane8 {
     static M gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
     static M and_(M a, M b) { return _mm256_and_ps(a, b); }
     static M andnot(M a, M b) { return _mm256_andnot_ps(b, a); }
+    static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+    static M le(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+    static M ge(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+    static F select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
+    static F neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
     static M first(size_t n) {
         const int k = n < 8 ? int(n) : 8;
         return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
@@ -354,7 +361,16 @@ void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, ui
     probiou_verdicts_impl<Lane8>(l, n, b, verdict);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
+void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out) {
+    probiou_gaussians_impl<Lane8>(in, n, out);
+}
+
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane8>(in, n, width, height, normalize, out);
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

@@ -40,6 +40,18 @@ struct ProbiouList {
 struct ProbiouProbe {
     float x, y, a, b, c, det, far_spread;
 };
+// Rotated boxes as Table::probiou_gaussians reads them (structure of arrays): centre (class offset
+// already added), sides, and the cos and sin of the angle; and where it writes their Gaussians.
+struct ProbiouBoxes {
+    const float *x, *y, *w, *h, *cos, *sin;
+};
+struct ProbiouGaussians {
+    float *a, *b, *c, *det, *far_spread;
+};
+// Where Table::enclosing_boxes writes: the enclosing boxes' sides, x0 y0 x1 y1.
+struct EnclosingBoxes {
+    float *x0, *y0, *x1, *y1;
+};
 // rotated_nms.hpp OverlapTest's shortcuts: the far limit (<= 0: none) and the distance band.
 struct ProbiouBounds {
     float far_limit;
@@ -96,6 +108,17 @@ struct Table {
     // compares every pair whether or not the earlier one was itself dropped, so no verdict waits
     // on another. Reads as probiou_filter does, up to n rounded up to 8.
     void (*probiou_verdicts)(const ProbiouList& list, size_t n, const ProbiouBounds& bounds, uint8_t* verdict);
+    // The Gaussians of n rotated boxes: out[i] = probe_of(make_gaussian(x, y, w, h, {cos, sin}))
+    // (rotated_nms.hpp) without its centre, bit for bit: covariance, det clamped at 0 (NaN kept),
+    // far_spread the trace when regular, +inf otherwise. Reads and writes in whole vectors: every
+    // array must have room for n rounded up to 8, the inputs initialized that far.
+    void (*probiou_gaussians)(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out);
+    // The axis-aligned boxes enclosing n rotated boxes (in.x, in.y: their centres, no class
+    // offset), divided by the image's width and height when `normalize`: rotated_box.hpp
+    // enclosing_box's corners, minima and maxima, bit for bit. Reads and writes as
+    // probiou_gaussians does, in whole vectors.
+    void (*enclosing_boxes)(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                            const EnclosingBoxes& out);
     // dst[i] = (float(src[i]) - zp) * scale: HailoRT's dequantization, per tensor.
     void (*dequant_u8)(const uint8_t* src, size_t n, float zp, float scale, float* dst);
     // Sum of n bytes: one read pass, the floor a scan cannot beat (benchmarks).

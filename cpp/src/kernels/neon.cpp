@@ -8,6 +8,8 @@
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
+#include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -243,6 +245,11 @@ struct Lane4 {
     static M gt(F a, F b) { return vcgtq_f32(a, b); }
     static M and_(M a, M b) { return vandq_u32(a, b); }
     static M andnot(M a, M b) { return vbicq_u32(a, b); }
+    static void store(float* p, F v) { vst1q_f32(p, v); }
+    static M le(F a, F b) { return vcleq_f32(a, b); }
+    static M ge(F a, F b) { return vcgeq_f32(a, b); }
+    static F select(M m, F a, F b) { return vbslq_f32(m, a, b); }
+    static F neg(F a) { return vnegq_f32(a); }
     static M first(size_t n) {
         const uint32_t lane_index[4] = {0, 1, 2, 3};
         return vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n < 4 ? n : 4)));
@@ -261,7 +268,16 @@ void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, ui
     probiou_verdicts_impl<Lane4>(l, n, b, verdict);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
+void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out) {
+    probiou_gaussians_impl<Lane4>(in, n, out);
+}
+
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

@@ -7,6 +7,8 @@
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
+#include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -144,6 +146,11 @@ struct Lane1 {
     static M gt(F a, F b) { return a > b; }
     static M and_(M a, M b) { return a && b; }
     static M andnot(M a, M b) { return a && !b; }
+    static void store(float* p, F v) { *p = v; }
+    static M le(F a, F b) { return a <= b; }
+    static M ge(F a, F b) { return a >= b; }
+    static F select(M m, F a, F b) { return m ? a : b; }
+    static F neg(F a) { return -a; }
     static M first(size_t n) { return n > 0; }
     static uint32_t bits(M m) { return m ? 1u : 0u; }
 };
@@ -156,7 +163,16 @@ void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, ui
     probiou_verdicts_impl<Lane1>(l, n, b, verdict);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
+void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out) {
+    probiou_gaussians_impl<Lane1>(in, n, out);
+}
+
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane1>(in, n, width, height, normalize, out);
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 

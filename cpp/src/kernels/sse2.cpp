@@ -7,6 +7,8 @@
 #include "cell_max_tail.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
+#include "probiou_gaussians.hpp"
+#include "rotated_enclosing.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -285,6 +287,11 @@ struct Lane4 {
     static M gt(F a, F b) { return _mm_cmpgt_ps(a, b); }
     static M and_(M a, M b) { return _mm_and_ps(a, b); }
     static M andnot(M a, M b) { return _mm_andnot_ps(b, a); }
+    static void store(float* p, F v) { _mm_storeu_ps(p, v); }
+    static M le(F a, F b) { return _mm_cmple_ps(a, b); }
+    static M ge(F a, F b) { return _mm_cmpge_ps(a, b); }
+    static F select(M m, F a, F b) { return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b)); }
+    static F neg(F a) { return _mm_xor_ps(a, _mm_set1_ps(-0.0f)); }
     static M first(size_t n) {
         const int k = n < 4 ? int(n) : 4;
         return _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(k), _mm_setr_epi32(0, 1, 2, 3)));
@@ -300,7 +307,16 @@ void probiou_verdicts(const ProbiouList& l, size_t n, const ProbiouBounds& b, ui
     probiou_verdicts_impl<Lane4>(l, n, b, verdict);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, dequant_u8, byte_sum, cell_max_u8};
+void probiou_gaussians(const ProbiouBoxes& in, size_t n, const ProbiouGaussians& out) {
+    probiou_gaussians_impl<Lane4>(in, n, out);
+}
+
+void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height, bool normalize,
+                     const EnclosingBoxes& out) {
+    enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
 
 }  // namespace
 
