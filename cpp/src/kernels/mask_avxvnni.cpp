@@ -121,15 +121,17 @@ void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_strid
     else window<3>(cells, rows, cols, row_stride, col_stride, zp, c, scale, out);
 }
 
+// The kernels of this level's own; the rest (null) are AVX2's (mask_dispatch.cpp puts the table
+// together). Constant-initialized: nothing here runs before the CPU check.
+const MaskTable kOwn{"avxvnni", nullptr, nullptr, window_u8i, nullptr, nullptr};
+
 }  // namespace
 
-// Only the kernel's address leaves this file: the table is put together in mask_dispatch.cpp,
-// whose code may run on any CPU (nothing here may run before the CPU check).
-WindowU8i avxvnni_window_u8i() { return &window_u8i; }
+const MaskTable* mask_avxvnni_kernels() { return &kOwn; }
 
 }  // namespace kernels
 }  // namespace hailo_decode
 #else
 #include "mask_kernels.hpp"
-namespace hailo_decode { namespace kernels { WindowU8i avxvnni_window_u8i() { return nullptr; } } }
+namespace hailo_decode { namespace kernels { const MaskTable* mask_avxvnni_kernels() { return nullptr; } } }
 #endif

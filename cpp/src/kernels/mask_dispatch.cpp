@@ -7,26 +7,28 @@
 namespace hailo_decode {
 namespace kernels {
 
+namespace {
+
+// AVX2's table with `own`'s kernels where it has them (no name: not built).
+MaskTable over_avx2(const MaskTable* own) {
+    const MaskTable* avx2 = mask_avx2_table();
+    if (!avx2 || !own) return MaskTable{};
+    auto pick = [](auto mine, auto base) { return mine ? mine : base; };
+    return MaskTable{own->name, pick(own->dot_f32, avx2->dot_f32), pick(own->dot_u8f, avx2->dot_u8f),
+                     pick(own->window_u8i, avx2->window_u8i), pick(own->blend_row, avx2->blend_row),
+                     pick(own->sign_row, avx2->sign_row)};
+}
+
+}  // namespace
+
 const MaskTable* mask_avxvnni_table() {
-    static const MaskTable* table = []() -> const MaskTable* {
-        const MaskTable* avx2 = mask_avx2_table();
-        const WindowU8i vnni = avxvnni_window_u8i();
-        if (!avx2 || !vnni) return nullptr;
-        static const MaskTable t{"avxvnni", avx2->dot_f32, avx2->dot_u8f, vnni, avx2->blend_row, avx2->sign_row};
-        return &t;
-    }();
-    return table;
+    static const MaskTable table = over_avx2(mask_avxvnni_kernels());
+    return table.name ? &table : nullptr;
 }
 
 const MaskTable* mask_avx512vnni_table() {
-    static const MaskTable* table = []() -> const MaskTable* {
-        const MaskTable* avx2 = mask_avx2_table();
-        const WindowU8i vnni = avx512vnni_window_u8i();
-        if (!avx2 || !vnni) return nullptr;
-        static const MaskTable t{"avx512vnni", avx2->dot_f32, avx2->dot_u8f, vnni, avx2->blend_row, avx2->sign_row};
-        return &t;
-    }();
-    return table;
+    static const MaskTable table = over_avx2(mask_avx512vnni_kernels());
+    return table.name ? &table : nullptr;
 }
 
 const MaskTable& mask_active() {

@@ -44,12 +44,13 @@ const MaskTable& mask_scalar_table();
 const MaskTable* mask_sse2_table();  // nullptr where not built
 const MaskTable* mask_avx2_table();
 const MaskTable* mask_neon_table();
-// AVX2's table with the AVX-VNNI window_u8i (mask_avxvnni.cpp); nullptr where not built.
+// The VNNI levels: AVX2's table with the kernels of their own (window_u8i)
+// from mask_avxvnni.cpp / mask_avx512vnni.cpp, whose *_kernels() hold those (the rest null);
+// nullptr where not built.
 const MaskTable* mask_avxvnni_table();
-WindowU8i avxvnni_window_u8i();  // mask_avxvnni.cpp's kernel (nullptr where not built)
-// AVX2's table with the AVX-512 VNNI window_u8i (mask_avx512vnni.cpp); nullptr where not built.
 const MaskTable* mask_avx512vnni_table();
-WindowU8i avx512vnni_window_u8i();
+const MaskTable* mask_avxvnni_kernels();
+const MaskTable* mask_avx512vnni_kernels();
 
 // The table whose name is that of kernels::active().
 const MaskTable& mask_active();
