@@ -32,11 +32,20 @@ const MaskTable* mask_avx512vnni_table() {
 }
 
 const MaskTable& mask_active() {
-    const char* name = active().name;
-    const MaskTable* candidates[] = {mask_avx512vnni_table(), mask_avxvnni_table(), mask_avx2_table(), mask_sse2_table(), mask_neon_table()};
-    for (const MaskTable* t : candidates)
-        if (t && std::strcmp(t->name, name) == 0) return *t;
-    return mask_scalar_table();
+    // Looked up by name when the main table changes (kernels::select), else the last answer:
+    // the decoder and the renderer ask once per detection.
+    thread_local const Table* seen = nullptr;
+    thread_local const MaskTable* found = nullptr;
+    const Table* main = &active();
+    if (main != seen) {
+        found = &mask_scalar_table();
+        const MaskTable* candidates[] = {mask_avx512vnni_table(), mask_avxvnni_table(), mask_avx2_table(),
+                                         mask_sse2_table(), mask_neon_table()};
+        for (const MaskTable* t : candidates)
+            if (t && std::strcmp(t->name, main->name) == 0) found = t;
+        seen = main;
+    }
+    return *found;
 }
 
 }  // namespace kernels
