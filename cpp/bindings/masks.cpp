@@ -90,10 +90,11 @@ std::string shape_repr(const py::array& a) {
 
 // Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
 // (n, 4) xyxy: into `out` when given (a bool or uint8 ndarray (n, H, W), C-contiguous and
-// writeable, checked here so that the Python caller need not; every byte written), else into a
-// new numpy.zeros array (calloc'd: the pages outside the boxes are never touched).
-py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
-                            py::object out_obj, std::optional<std::pair<float, float>> crop_scale) {
+// writeable, checked here so that the Python caller need not; every byte written; returned as it
+// is: an array_t<uint8_t> return would convert a bool out into a uint8 copy), else into a new
+// numpy.zeros uint8 array (calloc'd: the pages outside the boxes are never touched).
+py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
+                  py::object out_obj, std::optional<std::pair<float, float>> crop_scale) {
     const MaskGrid g = grid_of(grid);
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
