@@ -34,7 +34,7 @@ static std::vector<const kernels::MaskTable*> mask_tables() {
     const std::string names = kernels::available();
     for (const kernels::MaskTable* k : {kernels::mask_sse2_table(), kernels::mask_avx2_table(),
                                         kernels::mask_avxvnni_table(), kernels::mask_avx512vnni_table(),
-                                        kernels::mask_neon_table()})
+                                        kernels::mask_neon_table(), kernels::mask_neondot_table()})
         if (k && names.find(k->name) != std::string::npos) t.push_back(k);
     return t;
 }

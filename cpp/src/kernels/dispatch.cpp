@@ -3,6 +3,9 @@
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -69,7 +72,29 @@ const Table* avx512vnni_table() {
     return table;
 }
 
-constexpr int kMaxTables = 6;
+// The Armv8.2 dot product instructions (udot/sdot), as Linux reports them.
+bool cpu_has_asimddp() {
+#if defined(__aarch64__) && defined(__linux__)
+    constexpr unsigned long kHwcapAsimddp = 1ul << 20;  // HWCAP_ASIMDDP (asm/hwcap.h)
+    return (getauxval(AT_HWCAP) & kHwcapAsimddp) != 0;
+#else
+    return false;
+#endif
+}
+
+// The "neondot" level: plain NEON's kernels here, the mask table's integer window kernel with udot.
+const Table* neondot_table() {
+    static const Table* table = []() -> const Table* {
+        const Table* neon = neon_table();
+        if (!neon || !mask_neondot_table()) return nullptr;
+        static Table t = *neon;
+        t.name = "neondot";
+        return &t;
+    }();
+    return table;
+}
+
+constexpr int kMaxTables = 7;
 
 // Usable tables, worst to best.
 int usable(const Table** out) {
@@ -77,6 +102,7 @@ int usable(const Table** out) {
     out[n++] = &scalar_table();
     if (const Table* t = sse2_table()) out[n++] = t;
     if (const Table* t = neon_table()) out[n++] = t;
+    if (const Table* t = neondot_table(); t && cpu_has_asimddp()) out[n++] = t;
     if (const Table* t = avx2_table(); t && cpu_has_avx2()) out[n++] = t;
     if (const Table* t = avxvnni_table(); t && cpu_has_avxvnni()) out[n++] = t;
     if (const Table* t = avx512vnni_table(); t && cpu_has_avx512vnni()) out[n++] = t;

@@ -9,25 +9,29 @@ namespace kernels {
 
 namespace {
 
-// AVX2's table with `own`'s kernels where it has them (no name: not built).
-MaskTable over_avx2(const MaskTable* own) {
-    const MaskTable* avx2 = mask_avx2_table();
-    if (!avx2 || !own) return MaskTable{};
-    auto pick = [](auto mine, auto base) { return mine ? mine : base; };
-    return MaskTable{own->name, pick(own->dot_f32, avx2->dot_f32), pick(own->dot_u8f, avx2->dot_u8f),
-                     pick(own->window_u8i, avx2->window_u8i), pick(own->blend_row, avx2->blend_row),
-                     pick(own->sign_row, avx2->sign_row)};
+// `base` with `own`'s kernels where it has them (no name: not built).
+MaskTable over(const MaskTable* base, const MaskTable* own) {
+    if (!base || !own) return MaskTable{};
+    auto pick = [](auto mine, auto theirs) { return mine ? mine : theirs; };
+    return MaskTable{own->name, pick(own->dot_f32, base->dot_f32), pick(own->dot_u8f, base->dot_u8f),
+                     pick(own->window_u8i, base->window_u8i), pick(own->blend_row, base->blend_row),
+                     pick(own->sign_row, base->sign_row)};
 }
 
 }  // namespace
 
 const MaskTable* mask_avxvnni_table() {
-    static const MaskTable table = over_avx2(mask_avxvnni_kernels());
+    static const MaskTable table = over(mask_avx2_table(), mask_avxvnni_kernels());
     return table.name ? &table : nullptr;
 }
 
 const MaskTable* mask_avx512vnni_table() {
-    static const MaskTable table = over_avx2(mask_avx512vnni_kernels());
+    static const MaskTable table = over(mask_avx2_table(), mask_avx512vnni_kernels());
+    return table.name ? &table : nullptr;
+}
+
+const MaskTable* mask_neondot_table() {
+    static const MaskTable table = over(mask_neon_table(), mask_neondot_kernels());
     return table.name ? &table : nullptr;
 }
 
@@ -40,7 +44,7 @@ const MaskTable& mask_active() {
     if (main != seen) {
         found = &mask_scalar_table();
         const MaskTable* candidates[] = {mask_avx512vnni_table(), mask_avxvnni_table(), mask_avx2_table(),
-                                         mask_sse2_table(), mask_neon_table()};
+                                         mask_sse2_table(), mask_neondot_table(), mask_neon_table()};
         for (const MaskTable* t : candidates)
             if (t && std::strcmp(t->name, main->name) == 0) found = t;
         seen = main;

@@ -44,13 +44,15 @@ const MaskTable& mask_scalar_table();
 const MaskTable* mask_sse2_table();  // nullptr where not built
 const MaskTable* mask_avx2_table();
 const MaskTable* mask_neon_table();
-// The VNNI levels: AVX2's table with the kernels of their own (window_u8i)
-// from mask_avxvnni.cpp / mask_avx512vnni.cpp, whose *_kernels() hold those (the rest null);
-// nullptr where not built.
+// The VNNI levels: AVX2's table with the kernels of their own (window_u8i) from
+// mask_avxvnni.cpp / mask_avx512vnni.cpp; the dot-product level likewise over plain NEON's
+// (mask_neondot.cpp). Their *_kernels() hold only those (the rest null). nullptr where not built.
 const MaskTable* mask_avxvnni_table();
 const MaskTable* mask_avx512vnni_table();
+const MaskTable* mask_neondot_table();
 const MaskTable* mask_avxvnni_kernels();
 const MaskTable* mask_avx512vnni_kernels();
+const MaskTable* mask_neondot_kernels();
 
 // The table whose name is that of kernels::active().
 const MaskTable& mask_active();
