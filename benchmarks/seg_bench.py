@@ -12,6 +12,11 @@ tensor, each quantized per tensor) with 20 kept objects, timed one frame at a ti
   torch and ultralytics on the file this script writes with --dump (not in the test run).
 
     python benchmarks/seg_bench.py [--seconds 1] [--dump /tmp/seg_bench.npz] [--json out.json]
+                                   [--simd avx2,avx512vnni]
+
+--simd runs the two regimes once per listed SIMD level (hailo_decode.simd_info()["available"]),
+the levels alternating round by round in the one process, so their ratios share the machine's
+state.
 """
 
 from __future__ import annotations
@@ -181,6 +186,31 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def _print_regimes(regimes: Dict[str, Dict[str, List[float]]], rounds: int, level: str) -> Dict[str, List[float]]:
+    """Prints the two regimes' parts and ratios (one SIMD level); returns the per-round ratios."""
+    print("prototype-grid masks of 20 objects against one read pass over the prototype tensor, both in the same "
+          f"regime (per round the median of 40 calls; {rounds} rounds alternating the regimes; min..max over "
+          f"rounds; SIMD {level}):")
+    ratios: Dict[str, List[float]] = {}
+    for regime, parts in regimes.items():
+        for name, v in parts.items():
+            print(f"  {regime:<12} {name:<34} {min(v):8.1f} .. {max(v):8.1f} us")
+        per_round = [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"],
+                                                          parts["C++ decode, detection only"],
+                                                          parts["render: masks_at_proto(out=buf)"])]
+        logits_only = [s_ - d_ for s_, d_ in zip(parts["C++ decode + window logits"], parts["C++ decode, detection only"])]
+        lr = [m / p for m, p in zip(logits_only, parts["read pass"])]
+        print(f"  {regime:<12} {'window logits alone (C++)':<34} {min(logits_only):8.1f} .. {max(logits_only):8.1f} us"
+              f" = {min(lr):.1f} .. {max(lr):.1f}x the read pass")
+        ratios[regime] = [m / p for m, p in zip(per_round, parts["read pass"])]
+        print(f"  {regime:<12} {'window logits + render':<34} {min(per_round):8.1f} .. {max(per_round):8.1f} us"
+              f" = {min(ratios[regime]):.1f} .. {max(ratios[regime]):.1f}x the read pass (median "
+              f"{statistics.median(ratios[regime]):.2f}x; target <= 3x)")
+        whole = [w / p for w, p in zip(parts["API decode + render (whole path)"], parts["read pass"])]
+        print(f"  {regime:<12} {'whole path / read pass':<34} {min(whole):8.1f} .. {max(whole):8.1f}x")
+    return ratios
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=1.0, help="time budget per series")
@@ -188,6 +218,7 @@ def main() -> None:
     ap.add_argument("--json", help="write the rows as JSON")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the two cache regimes")
     ap.add_argument("--regimes-only", action="store_true", help="only the prototype-grid target's two regimes")
+    ap.add_argument("--simd", help="comma-separated SIMD levels to alternate round by round in the regimes")
     args = ap.parse_args()
     cfg, frame, objects = workload()
     dec = hd.Decoder(cfg)
@@ -246,26 +277,25 @@ def main() -> None:
     print(f"  prototype-grid masks of 20 objects (window logits + rendering through the API): {proto_only:.1f} us = "
           f"{proto_only / read_pass:.1f}x the read pass")
     print("  torch process_mask: run scripts/bench_seg_ultralytics.py on --dump's file")
-    regimes = proto_grid_regimes(dec, det_dec, frame, [o.name for o in det_cfg.outputs], rounds=args.rounds)
-    print("prototype-grid masks of 20 objects against one read pass over the prototype tensor, both in the same "
-          f"regime (per round the median of 40 calls; {args.rounds} rounds alternating the regimes; min..max over "
-          "rounds):")
-    ratios: Dict[str, List[float]] = {}
-    for regime, parts in regimes.items():
-        for name, v in parts.items():
-            print(f"  {regime:<12} {name:<34} {min(v):8.1f} .. {max(v):8.1f} us")
-        per_round = [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"],
-                                                          parts["C++ decode, detection only"],
-                                                          parts["render: masks_at_proto(out=buf)"])]
-        logits_only = [s_ - d_ for s_, d_ in zip(parts["C++ decode + window logits"], parts["C++ decode, detection only"])]
-        lr = [m / p for m, p in zip(logits_only, parts["read pass"])]
-        print(f"  {regime:<12} {'window logits alone (C++)':<34} {min(logits_only):8.1f} .. {max(logits_only):8.1f} us"
-              f" = {min(lr):.1f} .. {max(lr):.1f}x the read pass")
-        ratios[regime] = [m / p for m, p in zip(per_round, parts["read pass"])]
-        print(f"  {regime:<12} {'window logits + render':<34} {min(per_round):8.1f} .. {max(per_round):8.1f} us"
-              f" = {min(ratios[regime]):.1f} .. {max(ratios[regime]):.1f}x the read pass (target <= 3x)")
-        whole = [w / p for w, p in zip(parts["API decode + render (whole path)"], parts["read pass"])]
-        print(f"  {regime:<12} {'whole path / read pass':<34} {min(whole):8.1f} .. {max(whole):8.1f}x")
+    levels = args.simd.split(",") if args.simd else [hd.simd_info()["active"]]
+    unknown = [lv for lv in levels if lv not in hd.simd_info()["available"]]
+    if unknown:
+        raise SystemExit(f"--simd: {unknown} not available here ({hd.simd_info()['available']})")
+    active = hd.simd_info()["active"]
+    per_level: Dict[str, Dict[str, Dict[str, List[float]]]] = {}
+    for _ in range(args.rounds):  # a round of each level in turn
+        for lv in levels:
+            _core.select_simd(lv)
+            got = proto_grid_regimes(dec, det_dec, frame, [o.name for o in det_cfg.outputs], rounds=1)
+            acc = per_level.setdefault(lv, {r: {k: [] for k in parts} for r, parts in got.items()})
+            for r, parts in got.items():
+                for k, v in parts.items():
+                    acc[r][k] += v
+    _core.select_simd(active)
+    ratios: Dict[str, Dict[str, List[float]]] = {}
+    for lv in levels:
+        ratios[lv] = _print_regimes(per_level[lv], args.rounds, lv)
+    regimes = per_level[active] if active in per_level else per_level[levels[-1]]
     if args.dump:
         coefs = np.stack([_deq(cfg, frame, f"seg/mask{s}")[r, c] for s, r, c in cells_a])
         np.savez(args.dump, proto_chw=np.ascontiguousarray(_deq(cfg, frame, "seg/proto").transpose(2, 0, 1)),
@@ -274,7 +304,7 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump(dict(rows=rows, numpy_full_us=full_np, objects=len(d), mean_box_area=area,
                            cells_read=cells_read, simd=hd.simd_info()["active"], proto_only_us=proto_only,
-                           regimes=regimes, regime_ratios=ratios), f, indent=1)
+                           regimes=regimes, regime_ratios=ratios, levels=per_level), f, indent=1)
 
 
 if __name__ == "__main__":

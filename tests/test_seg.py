@@ -260,6 +260,13 @@ def test_masks_into_a_reused_buffer():
         d.masks_at_proto(out=np.zeros((len(d), 80, 80), np.float32))
     with pytest.raises(TypeError, match="C-contiguous"):
         d.masks_at_proto(out=np.zeros((len(d), 80, 160), np.bool_)[:, :, ::2])
+    with pytest.raises(TypeError, match="got list"):  # not converted to a temporary array
+        d.masks_at_proto(out=np.zeros((len(d), 80, 80), np.bool_).tolist())
+    read_only = np.zeros((len(d), 80, 80), np.bool_)
+    read_only.flags.writeable = False
+    with pytest.raises(TypeError, match="writeable"):
+        d.masks_at_proto(out=read_only)
+    assert not read_only.any()
 
 
 def test_render_crop_scale_is_float32_crops_times_the_ratios():

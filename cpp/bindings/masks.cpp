@@ -81,11 +81,20 @@ py::tuple sampling_tuple(const MaskSampling& s) {
     return py::make_tuple(s.sx, s.ox, s.sy, s.oy, s.height, s.width, s.up, s.top, s.left, s.src_h, s.src_w);
 }
 
+// Python's repr of a shape tuple: (20, 160, 160), (5,).
+std::string shape_repr(const py::array& a) {
+    std::string r = "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) r += (i ? ", " : "") + std::to_string(a.shape(i));
+    return r + (a.ndim() == 1 ? ",)" : ")");
+}
+
 // Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
-// (n, 4) xyxy: into `out` when given (uint8 (n, H, W), C-contiguous; every byte written), else
-// into a new numpy.zeros array (calloc'd: the pages outside the boxes are never touched).
-py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
-                            std::optional<py::array> out_arg, std::optional<std::pair<float, float>> crop_scale) {
+// (n, 4) xyxy: into `out` when given (a bool or uint8 ndarray (n, H, W), C-contiguous and
+// writeable, checked here so that the Python caller need not; every byte written; returned as it
+// is: an array_t<uint8_t> return would convert a bool out into a uint8 copy), else into a new
+// numpy.zeros uint8 array (calloc'd: the pages outside the boxes are never touched).
+py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
+                  py::object out_obj, std::optional<std::pair<float, float>> crop_scale) {
     const MaskGrid g = grid_of(grid);
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
@@ -93,20 +102,26 @@ py::array_t<uint8_t> render(F32 logits, I32 win, I64 offsets, F32 crops, py::tup
     if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
         throw py::value_error("crops must be (n, 4), one per window");
     const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
+    const bool given = !out_obj.is_none();
     py::array out;
-    if (out_arg) {
-        out = *out_arg;
-        size_t count = 0;
-        writeable_output<uint8_t>(out, count, "uint8");
+    if (given) {
+        const bool is_array = py::isinstance<py::array>(out_obj);
+        if (is_array) out = py::reinterpret_borrow<py::array>(out_obj);
+        const char kind = is_array ? out.dtype().kind() : 0;
+        if (!is_array || !((kind == 'b' || kind == 'u') && out.dtype().itemsize() == 1) ||
+            !(out.flags() & py::array::c_style) || !out.writeable())
+            throw py::type_error("out must be a writeable, C-contiguous bool or uint8 ndarray, got " +
+                                 std::string(py::str(py::type::of(out_obj).attr("__name__"))) +
+                                 (is_array ? " " + std::string(py::str(out.dtype())) : std::string()));
         if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
             throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
-                                  std::to_string(s.width) + ")");
+                                  std::to_string(s.width) + "), got " + shape_repr(out));
     } else {
         out = py::module_::import("numpy").attr("zeros")(
             py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
         if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
     }
-    const bool zeroed = !out_arg;
+    const bool zeroed = !given;
     uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
     const float* lg = logits.data();
     const float* cr = crops.data();
@@ -189,7 +204,8 @@ void bind_masks(py::module_& m) {
     m.def("render_masks", &render, py::arg("logits"), py::arg("windows"), py::arg("offsets"), py::arg("crops"),
           py::arg("grid"), py::arg("sampling"), py::arg("out") = py::none(), py::arg("crop_scale") = py::none(),
           "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy, "
-          "times crop_scale (sx, sy) in float32 when given (into out, uint8 (n, H, W), when given).");
+          "times crop_scale (sx, sy) in float32 when given (into out, a writeable C-contiguous bool or uint8 (n, H, W) "
+          "ndarray, when given).");
     m.def("mask_sampling_input", [](py::tuple g) { return sampling_tuple(sampling_to_input(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_proto", [](py::tuple g) { return sampling_tuple(sampling_to_proto(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_native", [](py::tuple g, int h, int w) {

@@ -633,7 +633,8 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
         w.offset = ws.logits.size() - logit_start;
         const size_t n = size_t(w.rows) * size_t(w.cols);
         if (n) {
-            gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
+            if (!integer_path(proto_plan, coef_plans[d.head]))  // the integer path reads the raw bytes
+                gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
             prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
             ws.logits.resize(ws.logits.size() + n);
             window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,

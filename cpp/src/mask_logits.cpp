@@ -61,10 +61,14 @@ CoefPlan make_coef_plan(const TensorView& v) {
     return c;
 }
 
+bool integer_path(const ProtoPlan& proto, const CoefPlan& coef) {
+    return proto.kind == ProtoPlan::Kind::U8 && proto.integer_zp && coef.integer;
+}
+
 void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const float* deq, const void* coef_frame,
                           int row, int col, MaskCoefficients& out) {
     const int n = proto.view->channels;
-    out.integer = proto.kind == ProtoPlan::Kind::U8 && proto.integer_zp && coef.integer;
+    out.integer = integer_path(proto, coef);
     if (out.integer) {
         const TensorView& v = *coef.view;
         const uint8_t* cell = static_cast<const uint8_t*>(coef_frame) + v.cell(row, col);

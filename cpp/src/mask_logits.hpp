@@ -49,8 +49,13 @@ struct MaskCoefficients {
     std::vector<float> f;     // float paths: C values (c s_p on the uint8 path)
 };
 
-// From the coefficients dequantized to float32 (the gather room's output for the cell) and,
-// for the integer path, the raw cell (row, col) of the coefficient tensor's frame.
+// Whether a detection's coefficients take the exact integer path (uint8 prototypes with an
+// integer zero point, coefficients as CoefPlan::integer says).
+bool integer_path(const ProtoPlan& proto, const CoefPlan& coef);
+
+// From the coefficients dequantized to float32 (the gather room's output for the cell; not read,
+// and need not be gathered, on the integer path) and, for the integer path, the raw cell (row,
+// col) of the coefficient tensor's frame.
 void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const float* dequantized,
                           const void* coef_frame, int row, int col, MaskCoefficients& out);
 

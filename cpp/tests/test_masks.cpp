@@ -32,7 +32,9 @@ static float unit(uint32_t& s) { return float(lcg(s) >> 8) / float(1u << 24); } 
 static std::vector<const kernels::MaskTable*> mask_tables() {
     std::vector<const kernels::MaskTable*> t{&kernels::mask_scalar_table()};
     const std::string names = kernels::available();
-    for (const kernels::MaskTable* k : {kernels::mask_sse2_table(), kernels::mask_avx2_table(), kernels::mask_neon_table()})
+    for (const kernels::MaskTable* k : {kernels::mask_sse2_table(), kernels::mask_avx2_table(),
+                                        kernels::mask_avxvnni_table(), kernels::mask_avx512vnni_table(),
+                                        kernels::mask_neon_table(), kernels::mask_neondot_table()})
         if (k && names.find(k->name) != std::string::npos) t.push_back(k);
     return t;
 }
@@ -191,6 +193,67 @@ static void test_kernels_agree() {
         }
         CHECK(want_n == ones && ones > 5 && ones < m - 5);
         std::printf("mask kernels checked on %s\n", k->name);
+    }
+}
+
+// window_u8i's exact sums for every kind of coefficient set the vector paths treat apart (AVX-VNNI
+// splits the coefficients into signed bytes: one part for [-128, 127], two for [-256, 254], three
+// or the negation otherwise): each set against the exact sum in 64-bit integers, with prototype
+// bytes and zero points at 0 and 255, windows of 1 to 19 cells a row.
+static void test_window_u8i_coefficient_kinds() {
+    uint32_t seed = 99;
+    auto in = [&seed](int lo, int hi) { return lo + int(lcg(seed) % uint32_t(hi - lo + 1)); };
+    struct Kind {
+        const char* what;
+        int lo, hi;           // coefficients drawn from [lo, hi]
+        int16_t first, last;  // and these two forced in (the kind's extremes)
+    };
+    const Kind kinds[] = {
+        {"one signed byte", -128, 127, -128, 127},
+        {"zero point 128 (qc - 128)", -128, 127, 0, -128},
+        {"two parts", -256, 254, -255, 254},
+        {"zero point 0 (qc in [0, 255])", 0, 255, 255, 0},
+        {"zero point 255 (qc - 255)", -255, 0, -255, 0},
+        {"both extremes", -255, 255, 255, -255},
+        {"all 255", 255, 255, 255, 255},
+        {"all -255", -255, -255, -255, -255},
+        {"all zero", 0, 0, 0, 0},
+        {"small", -3, 3, 3, -3},
+    };
+    const size_t rows = 3, cs = 21 * 32;
+    std::vector<uint8_t> win(rows * cs);
+    for (const Kind& kind : kinds) {
+        int16_t c[32];
+        for (auto& v : c) v = int16_t(in(kind.lo, kind.hi));
+        c[0] = kind.first;
+        c[31] = kind.last;
+        for (int fill = 0; fill < 3; ++fill) {  // random bytes, all 0, all 255
+            for (auto& v : win) v = fill == 0 ? uint8_t(lcg(seed) >> 24) : fill == 1 ? 0 : 255;
+            if (fill == 0) win[5] = 0, win[6] = 255;
+            for (int32_t zp : {0, 255, 128, 7}) {
+                for (size_t cols : {size_t(1), size_t(7), size_t(8), size_t(13), size_t(19)}) {
+                    const float scale = 0.37f;
+                    std::vector<float> want(rows * cols);
+                    for (size_t r = 0; r < rows; ++r)
+                        for (size_t j = 0; j < cols; ++j) {
+                            long long di = 0;
+                            for (int k = 0; k < 32; ++k) di += (long long)c[k] * (int(win[r * cs + j * 32 + k]) - zp);
+                            want[r * cols + j] = float(di) * scale;
+                        }
+                    for (const kernels::MaskTable* k : mask_tables()) {
+                        std::vector<float> have(rows * cols + 8, 1e30f);
+                        k->window_u8i(win.data(), rows, cols, cs, 32, zp, c, scale, have.data());
+                        bool ok = true;
+                        for (size_t i = 0; i < want.size(); ++i) ok = ok && same_bits(have[i], want[i]);
+                        for (size_t i = want.size(); i < have.size(); ++i) ok = ok && have[i] == 1e30f;
+                        if (!ok)
+                            std::printf("window_u8i on %s: %s, fill %d, zp %d, %zu cols\n", k->name, kind.what, fill,
+                                        int(zp), cols);
+                        CHECK(ok);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -751,6 +814,7 @@ static void test_pack_byte_mask_uses_the_pixel_crop() {
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_kernels_agree();
+    test_window_u8i_coefficient_kinds();
     test_hand_worked();
     test_render_matches_whole_map();
     test_window_logits();

@@ -66,15 +66,9 @@ class MaskLogits:
         if out is None:
             return _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling,
                                       None, crop_scale).view(np.bool_)
-        n, h, w = len(self.windows), int(sampling[4]), int(sampling[5])
-        if not isinstance(out, np.ndarray) or out.dtype not in (np.bool_, np.uint8) or not out.flags.c_contiguous \
-                or not out.flags.writeable:
-            raise TypeError(f"out must be a writeable, C-contiguous bool or uint8 ndarray, got "
-                            f"{type(out).__name__}{'' if not isinstance(out, np.ndarray) else ' ' + str(out.dtype)}")
-        if out.shape != (n, h, w):
-            raise ValueError(f"out must have shape {(n, h, w)}, got {out.shape}")
-        _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling, out.view(np.uint8),
-                           crop_scale)
+        # `out` is checked in C++ (a writeable, C-contiguous bool or uint8 ndarray of shape
+        # (n, H, W): TypeError or ValueError otherwise), where it costs less than here.
+        _core.render_masks(self.logits, self.windows, self.offsets, crops, self.grid, sampling, out, crop_scale)
         return out
 
 

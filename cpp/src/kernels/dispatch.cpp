@@ -1,10 +1,17 @@
 // Chooses the kernel table once, from the CPU's features (or HAILO_DECODE_SIMD).
 #include <atomic>
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "kernels.hpp"
+#include "mask_kernels.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -19,18 +26,91 @@ bool cpu_has_avx2() {
 #endif
 }
 
+// AVX-VNNI (the VEX-encoded vpdpbusd): CPUID leaf 7 sub-leaf 1, EAX bit 4. Its registers are
+// AVX2's, whose OS support cpu_has_avx2 checks.
+bool cpu_has_avxvnni() {
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return cpu_has_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+#else
+    return false;
+#endif
+}
+
+// The "avxvnni" level: AVX2's kernels here, the mask table's integer window kernel with VNNI
+// (mask_kernels.hpp); a level of its own so that HAILO_DECODE_SIMD and select() choose it.
+const Table* avxvnni_table() {
+    static const Table* table = []() -> const Table* {
+        const Table* avx2 = avx2_table();
+        if (!avx2 || !mask_avxvnni_table()) return nullptr;
+        static Table t = *avx2;
+        t.name = "avxvnni";
+        return &t;
+    }();
+    return table;
+}
+
+// AVX-512 F, VL and VNNI (with the OS's ZMM state: __builtin_cpu_supports checks XCR0).
+bool cpu_has_avx512vnni() {
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+}
+
+const Table* avx512vnni_table() {
+    static const Table* table = []() -> const Table* {
+        const Table* avx2 = avx2_table();
+        if (!avx2 || !mask_avx512vnni_table()) return nullptr;
+        static Table t = *avx2;
+        t.name = "avx512vnni";
+        return &t;
+    }();
+    return table;
+}
+
+// The Armv8.2 dot product instructions (udot/sdot), as Linux reports them.
+bool cpu_has_asimddp() {
+#if defined(__aarch64__) && defined(__linux__)
+    constexpr unsigned long kHwcapAsimddp = 1ul << 20;  // HWCAP_ASIMDDP (asm/hwcap.h)
+    return (getauxval(AT_HWCAP) & kHwcapAsimddp) != 0;
+#else
+    return false;
+#endif
+}
+
+// The "neondot" level: plain NEON's kernels here, the mask table's integer window kernel with udot.
+const Table* neondot_table() {
+    static const Table* table = []() -> const Table* {
+        const Table* neon = neon_table();
+        if (!neon || !mask_neondot_table()) return nullptr;
+        static Table t = *neon;
+        t.name = "neondot";
+        return &t;
+    }();
+    return table;
+}
+
+constexpr int kMaxTables = 7;
+
 // Usable tables, worst to best.
 int usable(const Table** out) {
     int n = 0;
     out[n++] = &scalar_table();
     if (const Table* t = sse2_table()) out[n++] = t;
     if (const Table* t = neon_table()) out[n++] = t;
+    if (const Table* t = neondot_table(); t && cpu_has_asimddp()) out[n++] = t;
     if (const Table* t = avx2_table(); t && cpu_has_avx2()) out[n++] = t;
+    if (const Table* t = avxvnni_table(); t && cpu_has_avxvnni()) out[n++] = t;
+    if (const Table* t = avx512vnni_table(); t && cpu_has_avx512vnni()) out[n++] = t;
     return n;
 }
 
 const Table* find(const char* name) {
-    const Table* all[4];
+    const Table* all[kMaxTables];
     const int n = usable(all);
     for (int i = 0; i < n; ++i)
         if (std::strcmp(all[i]->name, name) == 0) return all[i];
@@ -42,7 +122,7 @@ const Table* initial() {
     if (forced && *forced) {
         if (const Table* t = find(forced)) return t;
     }
-    const Table* all[4];
+    const Table* all[kMaxTables];
     return all[usable(all) - 1];
 }
 
@@ -64,7 +144,7 @@ bool select(const char* name) {
 
 const char* available() {
     static const std::string names = [] {
-        const Table* all[4];
+        const Table* all[kMaxTables];
         const int n = usable(all);
         std::string s;
         for (int i = 0; i < n; ++i) s += (i ? "," : "") + std::string(all[i]->name);

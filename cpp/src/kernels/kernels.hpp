@@ -138,7 +138,7 @@ const Table* avx2_table();
 const Table* neon_table();
 
 // The table in use: the best the CPU supports, chosen at first use. HAILO_DECODE_SIMD=scalar
-// (or sse2, avx2, neon) forces one, if this build and CPU have it.
+// (or sse2, avx2, avxvnni, avx512vnni, neon, neondot) forces one, if this build and CPU have it.
 const Table& active();
 // Switch at run time (tests, benchmarks). Returns false if `name` is not available here.
 bool select(const char* name);

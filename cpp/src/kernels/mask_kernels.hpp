@@ -19,6 +19,9 @@ namespace kernels {
 
 constexpr int kMaskChannels = 32;
 
+using WindowU8i = void (*)(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride,
+                           int32_t zp, const int16_t* coef, float scale, float* out);
+
 struct MaskTable {
     const char* name;
     // out[i] = tree-sum of coef[k] * cells[i*stride + k].
@@ -29,8 +32,7 @@ struct MaskTable {
     // cells + r * row_stride + j * col_stride; out[r * cols + j] = float(sum) * scale with
     // sum = sum of coef[k] * (int(cell[k]) - zp), exactly (coef in [-255, 255], zp in [0, 255]), so
     // float(sum) and the one product are the same on every path.
-    void (*window_u8i)(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
-                       const int16_t* coef, float scale, float* out);
+    WindowU8i window_u8i;
     // One row of a bilinear mask: out[j] = ((a[j] * h0) + (b[j] * h1)) > 0 (1 or 0), each lane with
     // exactly those float32 operations; returns how many are 1.
     size_t (*blend_row)(const float* a, const float* b, float h0, float h1, size_t n, uint8_t* out);
@@ -42,6 +44,15 @@ const MaskTable& mask_scalar_table();
 const MaskTable* mask_sse2_table();  // nullptr where not built
 const MaskTable* mask_avx2_table();
 const MaskTable* mask_neon_table();
+// The VNNI levels: AVX2's table with the kernels of their own (window_u8i) from
+// mask_avxvnni.cpp / mask_avx512vnni.cpp; the dot-product level likewise over plain NEON's
+// (mask_neondot.cpp). Their *_kernels() hold only those (the rest null). nullptr where not built.
+const MaskTable* mask_avxvnni_table();
+const MaskTable* mask_avx512vnni_table();
+const MaskTable* mask_neondot_table();
+const MaskTable* mask_avxvnni_kernels();
+const MaskTable* mask_avx512vnni_kernels();
+const MaskTable* mask_neondot_kernels();
 
 // The table whose name is that of kernels::active().
 const MaskTable& mask_active();
