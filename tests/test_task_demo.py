@@ -28,6 +28,9 @@ def test_task_demo_prints_a_summary(capsys, task, extra):
     frames = re.findall(r"^frame (\d+): .*: (\d+) detection", out, flags=re.M)
     assert sum(int(n) for _, n in frames) == len(data["ref25_scores"])  # Ultralytics' own count at conf 0.25
     assert out.count(extra) == len(data["ref25_scores"])
+    if task == "obb":  # each rotated box beside its probiou with Ultralytics' rotated box of that object
+        overlaps = [float(v) for v in re.findall(r"probiou ([01]\.\d+) with Ultralytics' rotated box", out)]
+        assert len(overlaps) == len(data["ref25_scores"]) and min(overlaps) > 0.98
     assert re.search(r"time per frame .* median [\d.]+ us", out)
 
 
@@ -41,9 +44,10 @@ def test_bundled_uint8_heads_find_ultralytics_objects(task):
     got = [(f, d) for f, d in enumerate(dets) for _ in range(len(d))]
     assert len(got) == len(data["ref25_scores"])
     for f, d in enumerate(dets):
-        if task == "obb":  # rotated boxes: probiou with Ultralytics' (the angles' quantization moves them)
+        if task == "obb":  # rotated boxes: probiou with Ultralytics' (uint8 quantization moves them a little;
+            # measured on the trained synthetic-shape model's frames: min 0.988)
             overlap = hd._core.probiou(d.rboxes, data["ref25_rboxes"][data["ref25_frame"] == f])
-            assert np.all(overlap.max(axis=1) > 0.75)
+            assert np.all(overlap.max(axis=1) > 0.98)
             continue
         ref = data["ref25_xyxy"][data["ref25_frame"] == f]
         for box in d.boxes:  # every detection has its Ultralytics counterpart (IoU > 0.8)

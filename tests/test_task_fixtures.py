@@ -17,18 +17,18 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO_DATA = Path(__file__).parent.parent / "python" / "hailo_decode" / "data"
 
-# fixture file -> (task, demo file)
+# fixture file -> (task, demo file of the same model)
 TASK_FILES = {
     "pose_yolo11n.npz": ("pose", "pose_uint8.npz"),
-    "seg_transplant_yolo11n.npz": ("segment", "seg_uint8.npz"),
-    "obb_transplant_yolo11n.npz": ("obb", "obb_uint8.npz"),
+    "seg_transplant_yolo11n.npz": ("segment", None),
+    "obb_transplant_yolo11n.npz": ("obb", None),
     "e2e_transplant_yolo11n.npz": ("detect", None),
     "e2e_pose_transplant_yolo11n.npz": ("pose", None),
     "e2e_transplant_yolo26n_pose.npz": ("pose", None),
     "e2e_transplant_yolo26n_obb.npz": ("obb", None),
     "e2e_transplant_yolo26n_seg.npz": ("segment", None),
-    "seg_synthetic_yolo11n.npz": ("segment", None),
-    "obb_synthetic_yolo11n.npz": ("obb", None),
+    "seg_synthetic_yolo11n.npz": ("segment", "seg_uint8.npz"),
+    "obb_synthetic_yolo11n.npz": ("obb", "obb_uint8.npz"),
 }
 TRAINED_FILES = ["seg_synthetic_yolo11n.npz", "obb_synthetic_yolo11n.npz"]
 
@@ -209,6 +209,15 @@ def test_demo_data(name: str) -> None:
     with np.load(path) as d:
         z = {k: d[k] for k in d.files}
     n_frames = len(z["image_names"])
+    if "meta" in z:  # its own frames (the trained synthetic models at their training size): its own record
+        own = _meta(z)
+        assert own["weights_sha256"] == meta["weights_sha256"]  # the model the fixture tests
+        assert own["trained"] == meta["trained"] and own["task"] == task
+        assert [f["name"] for f in own["frames"]] == list(z["image_names"])
+        meta = own
+        drawn = z["drawn_frame"]
+        assert drawn.shape == z["drawn_classes"].shape and set(drawn.tolist()) == set(range(n_frames))
+        assert ((0 <= z["drawn_classes"]) & (z["drawn_classes"] < meta["nc"])).all()
     size = meta["imgsz"]
     assert tuple(z["input_hw"]) == (size, size)
     assert list(z["class_names"]) == meta["names"]

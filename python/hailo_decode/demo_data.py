@@ -71,9 +71,10 @@ SEG_DEMO_HEADS = tuple((s, f"box_{s}", f"cls_{s}", f"mask_{s}") for s in (8, 16,
 
 
 def load_seg_demo_frames() -> Dict[str, np.ndarray]:
-    """The bundled -seg frame: uint8 heads (box, class, mask coefficients per stride) and the
-    prototype tensor of a YOLO11n-seg head (a transplant: trained detector, untrained mask branch;
-    tests/fixtures/README.md), quantized per tensor, with Ultralytics' results at conf 0.25."""
+    """The bundled -seg frames: uint8 heads (box, class, mask coefficients per stride) and the
+    prototype tensor of a yolo11n-seg trained on synthetic shapes (scripts/train_synthetic_models.py;
+    every branch trained), on pictures it never saw, quantized per tensor, with Ultralytics' results
+    on the float heads at conf 0.25 and the shapes drawn in each picture (tests/fixtures/README.md)."""
     with resources.files("hailo_decode").joinpath("data/seg_uint8.npz").open("rb") as f:
         with np.load(f, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -106,8 +107,8 @@ def seg_demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
 # third output of each head, by task, and what the file holds. Outputs are named "<task>/<key>".
 TASK_DEMOS = {
     "pose": ("kpt", "yolo11n-pose (Ultralytics' trained checkpoint, 17 COCO keypoints) on a real photograph"),
-    "obb": ("angle", "an Ultralytics OBB head on the trained yolo11n-pose body (angle convs untrained: a "
-                     "'transplant', see the file's source in scripts/make_task_fixtures.py) on real photographs"),
+    "obb": ("angle", "a yolo11n-obb trained on synthetic shapes (scripts/train_synthetic_models.py; every "
+                     "branch trained, angles included) on pictures it never saw"),
 }
 
 

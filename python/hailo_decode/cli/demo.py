@@ -9,10 +9,11 @@ import os
 import statistics
 import sys
 import time
-from typing import Callable, List, cast
+from typing import Callable, Dict, List, cast
 
 import numpy as np
 
+from .. import _core
 from ..decoder import Decoder
 from ..detections import Detections
 from ..demo_data import (TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_demo_images, load_seg_demo_frames,
@@ -28,8 +29,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
     demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
     demo.add_argument("--task", choices=("detect", "seg", "pose", "obb"), default="detect",
-                      help="detect: the bundled YOLOv8 detector; seg: the bundled -seg head with instance masks; "
-                           "pose: yolo11n-pose keypoints; obb: oriented boxes")
+                      help="detect: the bundled YOLOv8 detector; seg: instance masks of a yolo11n-seg trained on "
+                           "synthetic shapes; pose: yolo11n-pose keypoints; obb: oriented boxes of a yolo11n-obb "
+                           "trained on synthetic shapes")
     demo.add_argument("--save", metavar="DIR", help="write the frames with their detections drawn as DIR/frame<i>.png "
                                                     "(needs Pillow: pip install 'hailo-decode[pictures]')")
     demo.set_defaults(run=run_demo)
@@ -61,41 +63,54 @@ def _nearest_box(boxes: np.ndarray, box: np.ndarray) -> int:
     return int(np.argmax(inter / (area - inter)))
 
 
+def _drawn(data: Dict[str, np.ndarray], frame: int, names: List[str]) -> str:
+    """What was drawn in a synthetic demo picture, '; 3 shape(s) drawn: 2 ellipse, 1 cross', or ''
+    for files without a record of it (photographs)."""
+    if "drawn_classes" not in data:
+        return ""
+    classes = data["drawn_classes"][data["drawn_frame"] == frame]
+    counts = [f"{int((classes == c).sum())} {name}" for c, name in enumerate(names) if (classes == c).any()]
+    return f"; {len(classes)} shape(s) drawn: {', '.join(counts)}"
+
+
 def run_seg_demo(args: argparse.Namespace) -> int:
     data = load_seg_demo_frames()
     cfg = seg_demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
     decoder = Decoder(cfg)
     batch = seg_demo_frames(data)
     names = [str(n) for n in data["class_names"]]
+    n_frames = len(data["image_names"])
     ph, pw = cfg.output(cfg.proto).shape[:2]  # type: ignore[arg-type]
-    print(f"hailo-decode demo --task seg: {len(data['image_names'])} real frame(s), {data['model']}")
-    print(f"ten uint8 outputs: per stride 8/16/32 box (64), class ({cfg.num_classes}), mask coefficients (32); "
-          f"prototypes ({ph}, {pw}, 32); input {cfg.image_size[1]}x{cfg.image_size[0]}")
+    print(f"hailo-decode demo --task seg: {n_frames} frame(s), {data['model']}, on pictures it never saw")
+    print(f"ten uint8 outputs: per stride 8/16/32 box (64), class ({cfg.num_classes}: {', '.join(names)}), "
+          f"mask coefficients (32); prototypes ({ph}, {pw}, 32); input {cfg.image_size[1]}x{cfg.image_size[0]}")
     print(f"settings: {cfg.semantics} preset, score {cfg.score_test} {cfg.score_threshold}, "
           f"drop empty masks {cfg.drop_empty_masks}\n")
-    frame = {k: v[0] for k, v in batch.items()}
-    dets = cast(Detections, decoder(frame))  # one frame, no batch axis: one Detections
-    masks = dets.masks
-    assert masks is not None
-    ref, ref_boxes = None, None
-    if args.threshold == float(data["ref25_conf"]):
-        ref = np.unpackbits(data["ref25_masks"], axis=-1)[..., :masks.shape[2]].astype(bool)
-        ref_boxes = data["ref25_xyxy"]
-    print(f"frame 0: {data['image_names'][0]}: {len(dets)} detection(s), masks {masks.shape} at the input size, "
-          f"{dets.masks_at_proto().shape} at the prototype grid")
-    for i, (box, score, cls) in enumerate(zip(dets.boxes_as("xyxy_pixels"), dets.scores, dets.class_ids)):
-        x1, y1, x2, y2 = (float(v) for v in box)
-        line = (f"    {names[cls]:<8} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f}  "
-                f"mask {int(masks[i].sum()):6d} px")
-        if ref is not None and ref_boxes is not None and len(ref):
-            j = _nearest_box(ref_boxes, box)  # scores tie in uint8, so the order may differ from Ultralytics'
-            line += f", IoU {_iou(masks[i], ref[j]):.3f} with Ultralytics' mask of that object (float heads)"
-        print(line)
+    compare = args.threshold == float(data["ref25_conf"])  # Ultralytics' masks are stored at that conf
+    width = max(8, *(len(n) for n in names))
+    frames = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]
+    for f, frame in enumerate(frames):
+        dets = cast(Detections, decoder(frame))  # one frame, no batch axis: one Detections
+        masks = dets.masks
+        assert masks is not None
+        print(f"frame {f}: {data['image_names'][f]}: {len(dets)} detection(s), masks {masks.shape} at the input size, "
+              f"{dets.masks_at_proto().shape} at the prototype grid{_drawn(data, f, names)}")
+        rows = np.flatnonzero(data["ref25_frame"] == f)
+        ref = np.unpackbits(data["ref25_masks"][rows], axis=-1)[..., :masks.shape[2]].astype(bool)
+        for i, (box, score, cls) in enumerate(zip(dets.boxes_as("xyxy_pixels"), dets.scores, dets.class_ids)):
+            x1, y1, x2, y2 = (float(v) for v in box)
+            line = (f"    {names[cls]:<{width}} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f}  "
+                    f"mask {int(masks[i].sum()):6d} px")
+            if compare and len(rows):
+                j = _nearest_box(data["ref25_xyxy"][rows], box)  # scores tie in uint8: the order may differ
+                line += f", IoU {_iou(masks[i], ref[j]):.3f} with Ultralytics' mask of that object (float heads)"
+            print(line)
+    frame = frames[0]
     t_decode = _median_us(lambda: decoder(frame), args.seconds / 3)
     t_proto = _median_us(lambda: cast(Detections, decoder(frame)).masks_at_proto(), args.seconds / 3)
     t_input = _median_us(lambda: cast(Detections, decoder(frame)).masks, args.seconds / 3)
-    print(f"\ntime per frame (one core, medians): decode + mask logits {t_decode:.0f} us; with masks at the prototype "
-          f"grid {t_proto:.0f} us; with masks at the input size {t_input:.0f} us")
+    print(f"\ntime per frame (frame 0, one core, medians): decode + mask logits {t_decode:.0f} us; with masks at the "
+          f"prototype grid {t_proto:.0f} us; with masks at the input size {t_input:.0f} us")
     return 0
 
 
@@ -141,13 +156,17 @@ def run_task_demo(args: argparse.Namespace) -> int:
     results = decoder(batch)
     assert isinstance(results, list)
     names = [str(n) for n in data["class_names"]]
+    compare = args.task == "obb" and args.threshold == float(data["ref25_conf"])
+    width = max(8, *(len(n) for n in names))
     for i, dets in enumerate(results):
         oh, ow = (int(v) for v in data["orig_hw"][i])
-        print(f"frame {i}: {data['image_names'][i]} ({ow}x{oh}): {len(dets)} detection(s)")
+        print(f"frame {i}: {data['image_names'][i]} ({ow}x{oh}): {len(dets)} detection(s){_drawn(data, i, names)}")
         orig = dets.to_original((oh, ow))
+        # OBB: each rotated box against Ultralytics' rotated boxes of that frame (float heads, stored at that conf)
+        ref_rboxes = data["ref25_rboxes"][data["ref25_frame"] == i] if compare else None
         for j in range(len(orig)):
             x1, y1, x2, y2 = (float(v) for v in orig.boxes[j])
-            print(f"    {names[orig.class_ids[j]]:<8} {orig.scores[j]:.3f}  box x1={x1:6.1f} y1={y1:6.1f} "
+            print(f"    {names[orig.class_ids[j]]:<{width}} {orig.scores[j]:.3f}  box x1={x1:6.1f} y1={y1:6.1f} "
                   f"x2={x2:6.1f} y2={y2:6.1f} (original pixels)")
             if orig.keypoints is not None:
                 k = orig.keypoints[j]
@@ -156,7 +175,11 @@ def run_task_demo(args: argparse.Namespace) -> int:
                 print(f"        {len(seen)}/{len(k)} keypoints with visibility >= 0.5: {', '.join(seen) or '-'}")
             if orig.rboxes is not None:
                 cx, cy, w, h, a = (float(v) for v in orig.rboxes[j])
-                print(f"        rotated box cx={cx:.1f} cy={cy:.1f} w={w:.1f} h={h:.1f} angle={a:.3f} rad")
+                line = f"        rotated box cx={cx:.1f} cy={cy:.1f} w={w:.1f} h={h:.1f} angle={a:.3f} rad"
+                if ref_rboxes is not None and len(ref_rboxes) and dets.rboxes is not None:
+                    best = float(_core.probiou(dets.rboxes[j:j + 1], ref_rboxes).max())
+                    line += f", probiou {best:.3f} with Ultralytics' rotated box of that object (float heads)"
+                print(line)
     print("\n" + _time_per_frame(decoder, batch, n_frames, args.seconds))
     return 0
 
