@@ -49,10 +49,20 @@ def test_wrong_dtype(dec):
         dec(f)
 
 
+def test_byte_swapped_dtype_is_refused():
+    """'>f4' has the kind and size of float32: only the dtype comparison tells it apart."""
+    d = hd.Decoder(small_config("float32"))
+    f = frames("float32")
+    f["m/cls"] = f["m/cls"].astype(">f4")
+    with pytest.raises(TypeError, match="'m/cls': expected dtype float32, got >f4"):
+        d(f)
+
+
 def test_non_contiguous(dec):
     f = frames()
     f["m/box"] = np.zeros((4, 8, 64), np.uint8)[:, ::2]
-    with pytest.raises(ValueError, match="'m/box': array is not C-contiguous"):
+    # (the fast path leaves this check to the core; the message is still the full one, with the fix)
+    with pytest.raises(ValueError, match=r"'m/box': array is not C-contiguous \(it is read in place; pass numpy"):
         dec(f)
 
 
@@ -61,7 +71,7 @@ def test_unaligned_array():
     f = frames("float32")
     raw = np.zeros(f["m/cls"].nbytes + 1, np.uint8)
     f["m/cls"] = np.frombuffer(raw.data, np.float32, count=48, offset=1).reshape(4, 4, 3)
-    with pytest.raises(ValueError, match="'m/cls': array data is not aligned to its 4-byte elements"):
+    with pytest.raises(ValueError, match=r"'m/cls': array data is not aligned to its 4-byte elements .*requirements='CA'"):
         d(f)
     with pytest.raises(ValueError, match="'m/cls': array data is not aligned"):  # the C++ guard too
         d._core.decode([f["m/box"], f["m/cls"]], 1)

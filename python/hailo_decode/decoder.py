@@ -136,6 +136,10 @@ class Decoder:
         # what is wrong.
         self._fast = tuple((o.name, np.dtype(o.dtype), frozenset(o.frame_shapes), frozenset(o.batch_frame_shapes))
                            for o in config.outputs)
+        self._names = tuple(o.name for o in config.outputs)
+        self._dtypes = tuple(np.dtype(o.dtype) for o in config.outputs)
+        # The shapes of one frame as the outputs are declared (the common call): one comparison.
+        self._one_frame = tuple(o.frame_shapes[-1] for o in config.outputs)
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
         if config.proto is not None:
@@ -178,15 +182,22 @@ class Decoder:
         return arrays, batch
 
     def _fast_arrays(self, raw: Frames) -> Optional[Tuple[List[np.ndarray], Optional[int]]]:
-        """(arrays, batch) as _arrays gives them, if everything is as declared; else None."""
-        if type(raw) is not dict or len(raw) != len(self._fast):
+        """(arrays, batch) as _arrays gives them, if names, types, dtypes and shapes are as
+        declared; else None. Contiguity and alignment are left to the core, which checks them
+        before it reads (decode sends any error it raises through _arrays for the message)."""
+        if type(raw) is not dict or len(raw) != len(self._names):
             return None
-        arrays = []
-        batch: Optional[int] = None
-        for i, (name, dtype, shapes, batch_shapes) in enumerate(self._fast):
-            a = raw.get(name)
-            if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous or not a.flags.aligned:
+        try:
+            arrays = [raw[name] for name in self._names]
+        except KeyError:
+            return None
+        for a, dtype in zip(arrays, self._dtypes):
+            if type(a) is not np.ndarray or (a.dtype is not dtype and a.dtype != dtype):
                 return None
+        if tuple([a.shape for a in arrays]) == self._one_frame:
+            return arrays, None
+        batch: Optional[int] = None
+        for i, (a, (_, _, shapes, batch_shapes)) in enumerate(zip(arrays, self._fast)):
             shape = a.shape
             if shape in shapes:
                 n = None
@@ -198,7 +209,6 @@ class Decoder:
                 batch = n
             elif n != batch:
                 return None
-            arrays.append(a)
         return arrays, batch
 
     def __call__(self, raw: Frames) -> Union[Detections, List[Detections]]:
@@ -207,7 +217,12 @@ class Decoder:
     def decode(self, raw: Frames) -> Union[Detections, List[Detections]]:
         fast = self._fast_arrays(raw)
         arrays, batch = fast if fast is not None else self._arrays(raw)
-        frames = self._core.decode(arrays, 1 if batch is None else batch)
+        try:
+            frames = self._core.decode(arrays, 1 if batch is None else batch)
+        except (TypeError, ValueError):
+            if fast is not None:
+                self._arrays(raw)  # the full checks, for a message that names the output and the fix
+            raise
         # (boxes, scores, class_ids), then (keypoints, rboxes) for pose and OBB heads, or the mask
         # windows, offsets and logits for segmentation
         if self._mask_grid is None:
