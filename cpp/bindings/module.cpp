@@ -77,57 +77,98 @@ public:
         std::vector<const void*> ptrs;
         std::vector<size_t> elements;
         collect(arrays, ptrs, elements);
-
-        std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-        {
-            py::gil_scoped_release release;
-            lock.lock();
-            dec_.decode(ptrs.data(), elements.data(), n_frames);
-        }
+        std::unique_lock<std::mutex> lock = run(ptrs, elements, n_frames);
         py::list frames;
-        for (size_t f = 0; f < n_frames; ++f) {
-            auto [dets, n] = dec_.frame(f);
-            py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
-            py::array_t<float> scores{py::ssize_t(n)};
-            py::array_t<int32_t> classes{py::ssize_t(n)};
-            auto b = boxes.mutable_unchecked<2>();
-            auto s = scores.mutable_unchecked<1>();
-            auto c = classes.mutable_unchecked<1>();
-            for (size_t i = 0; i < n; ++i) {
-                for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
-                s(py::ssize_t(i)) = dets[i].score;
-                c(py::ssize_t(i)) = dets[i].class_id;
-            }
-            // (what a config has, not the pointers: a frame without detections may have none)
-            const bool has_kpt = dec_.config().num_keypoints > 0;
-            const bool has_rbox = !dec_.config().heads.empty() && dec_.config().heads[0].angle_output >= 0;
-            const auto kp = dec_.keypoints(f);
-            const auto rb = dec_.rboxes(f);
-            if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
-                py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
-                frames.append(py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]));
-                continue;
-            }
-            if (!has_kpt && !has_rbox) {
-                frames.append(py::make_tuple(boxes, scores, classes));
-                continue;
-            }
-            // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)
-            py::object keypoints = py::none(), rboxes = py::none();
-            if (has_kpt) {
-                const py::ssize_t k = dec_.config().num_keypoints;
-                py::array_t<float> a({py::ssize_t(n), k, py::ssize_t(3)});
-                if (n) std::copy(kp.first, kp.first + n * size_t(k) * 3, a.mutable_data());
-                keypoints = a;
-            }
-            if (has_rbox) {
-                py::array_t<float> a({py::ssize_t(n), py::ssize_t(5)});
-                if (n) std::copy(rb.first, rb.first + n * 5, a.mutable_data());
-                rboxes = a;
-            }
-            frames.append(py::make_tuple(boxes, scores, classes, keypoints, rboxes));
-        }
+        for (size_t f = 0; f < n_frames; ++f) frames.append(frame_tuple(f));
         return frames;
+    }
+
+    // The one-frame call as most callers make it (Decoder.decode's fast path): `raw` a dict that
+    // holds, under each output's name, an ndarray of exactly the declared dtype and one-frame shape
+    // (set_one_frame). Then the frame's tuple, as decode gives it; None when anything differs, and
+    // Python's own checks take over (they say what is wrong).
+    py::object decode_one(const py::handle& raw) {
+        const size_t n_out = one_names_.size();
+        if (n_out == 0 || !PyDict_CheckExact(raw.ptr()) || size_t(PyDict_Size(raw.ptr())) != n_out) return py::none();
+        std::vector<py::array> arrays;
+        arrays.reserve(n_out);
+        for (size_t i = 0; i < n_out; ++i) {
+            PyObject* item = PyDict_GetItem(raw.ptr(), one_names_[i].ptr());  // borrowed
+            if (item == nullptr || Py_TYPE(item) != reinterpret_cast<PyTypeObject*>(ndarray_type_.ptr())) return py::none();
+            py::array a = py::reinterpret_borrow<py::array>(item);
+            const std::vector<py::ssize_t>& shape = one_shapes_[i];
+            if (size_t(a.ndim()) != shape.size() || !std::equal(shape.begin(), shape.end(), a.shape()) ||
+                !a.dtype().equal(one_dtypes_[i]))
+                return py::none();
+            arrays.push_back(std::move(a));
+        }
+        std::vector<const void*> ptrs;
+        std::vector<size_t> elements;
+        collect(arrays, ptrs, elements);  // contiguity and alignment: errors go to Python's checks
+        std::unique_lock<std::mutex> lock = run(ptrs, elements, 1);
+        return frame_tuple(0);
+    }
+
+    void set_one_frame(std::vector<py::str> names, std::vector<py::dtype> dtypes,
+                       std::vector<std::vector<py::ssize_t>> shapes) {
+        const size_t n = dec_.config().outputs.size();
+        if (names.size() != n || dtypes.size() != n || shapes.size() != n)
+            throw py::value_error("set_one_frame: one name, dtype and shape per output");
+        one_names_ = std::move(names);
+        one_dtypes_ = std::move(dtypes);
+        one_shapes_ = std::move(shapes);
+        ndarray_type_ = py::module_::import("numpy").attr("ndarray");
+    }
+
+    // Decodes with the GIL released; the lock it returns keeps the results until the caller has
+    // turned them into arrays.
+    std::unique_lock<std::mutex> run(const std::vector<const void*>& ptrs, const std::vector<size_t>& elements,
+                                     size_t n_frames) {
+        std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+        py::gil_scoped_release release;
+        lock.lock();
+        dec_.decode(ptrs.data(), elements.data(), n_frames);
+        return lock;
+    }
+
+    // Frame f of the last decode: (boxes, scores, classes), then the task's outputs.
+    py::tuple frame_tuple(size_t f) {
+        auto [dets, n] = dec_.frame(f);
+        py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
+        py::array_t<float> scores{py::ssize_t(n)};
+        py::array_t<int32_t> classes{py::ssize_t(n)};
+        auto b = boxes.mutable_unchecked<2>();
+        auto s = scores.mutable_unchecked<1>();
+        auto c = classes.mutable_unchecked<1>();
+        for (size_t i = 0; i < n; ++i) {
+            for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
+            s(py::ssize_t(i)) = dets[i].score;
+            c(py::ssize_t(i)) = dets[i].class_id;
+        }
+        // (what a config has, not the pointers: a frame without detections may have none)
+        const bool has_kpt = dec_.config().num_keypoints > 0;
+        const bool has_rbox = !dec_.config().heads.empty() && dec_.config().heads[0].angle_output >= 0;
+        const auto kp = dec_.keypoints(f);
+        const auto rb = dec_.rboxes(f);
+        if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
+            py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
+            return py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]);
+        }
+        if (!has_kpt && !has_rbox) return py::make_tuple(boxes, scores, classes);
+        // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)
+        py::object keypoints = py::none(), rboxes = py::none();
+        if (has_kpt) {
+            const py::ssize_t k = dec_.config().num_keypoints;
+            py::array_t<float> a({py::ssize_t(n), k, py::ssize_t(3)});
+            if (n) std::copy(kp.first, kp.first + n * size_t(k) * 3, a.mutable_data());
+            keypoints = a;
+        }
+        if (has_rbox) {
+            py::array_t<float> a({py::ssize_t(n), py::ssize_t(5)});
+            if (n) std::copy(rb.first, rb.first + n * 5, a.mutable_data());
+            rboxes = a;
+        }
+        return py::make_tuple(boxes, scores, classes, keypoints, rboxes);
     }
 
     // Seconds per decode of the same arrays, `iterations` times, timed in C++ (benchmarks).
@@ -146,6 +187,10 @@ public:
 private:
     Decoder dec_;
     std::mutex mutex_;
+    std::vector<py::str> one_names_;  // set_one_frame's
+    std::vector<py::dtype> one_dtypes_;
+    std::vector<std::vector<py::ssize_t>> one_shapes_;
+    py::object ndarray_type_;
 };
 
 void pack(py::array_t<float, py::array::c_style> boxes, py::array_t<float, py::array::c_style> scores,
@@ -287,6 +332,11 @@ PYBIND11_MODULE(_native, m) {
         .def_property_readonly("threads", &PyDecoder::threads)
         .def("time_decode", &PyDecoder::time_decode, py::arg("arrays"), py::arg("n_frames"), py::arg("iterations"),
              "Seconds per decode, timed in C++ with the GIL released (benchmarks).")
+        .def("set_one_frame", &PyDecoder::set_one_frame, py::arg("names"), py::arg("dtypes"), py::arg("shapes"),
+             "The names, dtypes and one-frame shapes decode_one accepts without Python's checks.")
+        .def("decode_one", &PyDecoder::decode_one, py::arg("raw"),
+             "One frame from a dict of exactly the declared arrays (set_one_frame): its tuple as decode "
+             "gives it, or None when the dict is anything else.")
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32), with "
              "(keypoints (n,K,3) f32 or None, rboxes (n,5) f32 or None) after them when the heads have "

@@ -3,7 +3,7 @@ place (no copies) with the GIL released."""
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, List, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
@@ -138,8 +138,9 @@ class Decoder:
                            for o in config.outputs)
         self._names = tuple(o.name for o in config.outputs)
         self._dtypes = tuple(np.dtype(o.dtype) for o in config.outputs)
-        # The shapes of one frame as the outputs are declared (the common call): one comparison.
-        self._one_frame = tuple(o.frame_shapes[-1] for o in config.outputs)
+        # The common call (a dict of exactly the declared arrays, one frame) is checked in C++.
+        self._core.set_one_frame(list(self._names), list(self._dtypes),
+                                 [list(o.frame_shapes[-1]) for o in config.outputs])
         self._meta = dict(box_format=config.box_format, image_size=config.image_size,
                           num_classes=config.num_classes, max_per_class=config.max_per_class)
         if config.proto is not None:
@@ -194,8 +195,6 @@ class Decoder:
         for a, dtype in zip(arrays, self._dtypes):
             if type(a) is not np.ndarray or (a.dtype is not dtype and a.dtype != dtype):
                 return None
-        if tuple([a.shape for a in arrays]) == self._one_frame:
-            return arrays, None
         batch: Optional[int] = None
         for i, (a, (_, _, shapes, batch_shapes)) in enumerate(zip(arrays, self._fast)):
             shape = a.shape
@@ -215,22 +214,29 @@ class Decoder:
         return self.decode(raw)
 
     def decode(self, raw: Frames) -> Union[Detections, List[Detections]]:
-        fast = self._fast_arrays(raw)
-        arrays, batch = fast if fast is not None else self._arrays(raw)
         try:
+            one = self._core.decode_one(raw)  # None unless raw is exactly the declared one frame
+            if one is not None:
+                return self._detections(one)
+            fast = self._fast_arrays(raw)
+            arrays, batch = fast if fast is not None else self._arrays(raw)
             frames = self._core.decode(arrays, 1 if batch is None else batch)
         except (TypeError, ValueError):
-            if fast is not None:
-                self._arrays(raw)  # the full checks, for a message that names the output and the fix
+            # The core checks contiguity and alignment before it reads; the full checks say which
+            # output and what to do.
+            self._arrays(raw)
             raise
-        # (boxes, scores, class_ids), then (keypoints, rboxes) for pose and OBB heads, or the mask
-        # windows, offsets and logits for segmentation
-        if self._mask_grid is None:
-            dets = [Detections._trusted(*f, meta=self._meta) for f in frames]
-        else:  # segmentation: each frame's mask windows and logits, copies owned by its Detections
-            dets = [Detections._trusted(f[0], f[1], f[2], meta=self._meta,
-                                        mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid)) for f in frames]
+        dets = [self._detections(f) for f in frames]
         return dets[0] if batch is None else dets
+
+    def _detections(self, f: Tuple[Any, ...]) -> Detections:
+        """A frame's Detections from the core's tuple: (boxes, scores, class_ids), then (keypoints,
+        rboxes) for pose and OBB heads, or the mask windows, offsets and logits for segmentation
+        (copies, owned by the Detections)."""
+        if self._mask_grid is None:
+            return Detections._trusted(*f, meta=self._meta)
+        return Detections._trusted(f[0], f[1], f[2], meta=self._meta,
+                                   mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid))
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
                             max_bboxes_total: Optional[int] = None) -> np.ndarray:
