@@ -165,6 +165,13 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path | None, start_pt: Path | Non
     final.write_bytes(last.read_bytes())
     metrics = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch,
                                    device="cpu", workers=0, plots=False, verbose=False)
+    # an end-to-end model validates on its one-to-many head with NMS unless nms=False (8.4's
+    # validator sets model.end2end = args.nms is False): record the one-to-one head's own too
+    one2one = None
+    if getattr(YOLO(str(final)).model.model[-1], "end2end", False):
+        m1 = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch, device="cpu",
+                                  workers=0, plots=False, verbose=False, nms=False)
+        one2one = {k: round(float(v), 4) for k, v in m1.results_dict.items()}
     info = {
         "name": spec.name, "kind": spec.kind, "task": spec.task, "yaml": spec.yaml,
         "epochs": spec.epochs, "imgsz": spec.imgsz,
@@ -174,6 +181,7 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path | None, start_pt: Path | Non
         "train_wall_s": round(wall, 1), "weights": str(final),
         "sha256": mtf.sha256_bytes(final.read_bytes()), "tensor_digest": tensor_digest(final),
         "metrics": {k: round(float(v), 4) for k, v in metrics.results_dict.items()},
+        **({"metrics_one_to_one": one2one} if one2one is not None else {}),
         "start": (f"{begin.name} sha256 {mtf.POSE.sha256}" if start_pt is None
                   else start_record(start_pt)),
         "command": command,
