@@ -168,7 +168,7 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path | None, start_pt: Path | Non
     # an end-to-end model validates on its one-to-many head with NMS unless nms=False (8.4's
     # validator sets model.end2end = args.nms is False): record the one-to-one head's own too
     one2one = None
-    if getattr(YOLO(str(final)).model.model[-1], "end2end", False):
+    if getattr(YOLO(str(final)).model.model[-1], "one2one_cv2", None) is not None:  # has one
         m1 = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch, device="cpu",
                                   workers=0, plots=False, verbose=False, nms=False)
         one2one = {k: round(float(v), 4) for k, v in m1.results_dict.items()}
