@@ -44,6 +44,7 @@ The ``*_synthetic`` fixtures come from models trained by scripts/train_synthetic
 pictures drawn by scripts/synthetic_shapes.py from seeds the training never used:
 
     python scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic,seg_demo,obb_demo
+    python scripts/make_task_fixtures.py --only e2e_synthetic_yolo26n   # trained one-to-one head
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class SyntheticFrame:
 
     name: str
     seed: int
-    kind: str  # synthetic_shapes kind: seg, obb
+    kind: str  # synthetic_shapes kind: seg, obb, detect
     min_shapes: int = 6
     max_shapes: int = 12
 
@@ -313,6 +314,19 @@ MODELS.update({
         imgsz=640, frames=(SyntheticFrame("synthetic shapes, seed 900000", SYNTH_SEED0, "obb"),
                            SyntheticFrame("synthetic shapes, seed 900001", SYNTH_SEED0 + 1, "obb")),
         extra_confs={"lo_": 0.05}),
+})
+# A trained one-to-one head (issue 13): YOLO26n (Detect, end2end in its yaml, reg_max 1) trained
+# on the synthetic shapes' axis-aligned boxes; predict with nms=False runs its top-k, no NMS. At
+# the size it was trained at; conf 0.001 (evaluation) fills the top-k, so ties among the
+# float16-rounded scores show up.
+MODELS.update({
+    "e2e_synthetic_yolo26n": ModelSpec(
+        fixture="e2e_synthetic_yolo26n", task="detect", demo=None,
+        wheel=POSE.wheel, member=POSE.member, trained="yolo26n-synthetic.pt",
+        sha256="c64236a2fba4f1f49f6b065f480a66ac7504c21028292a952a968bfaad824c6e",
+        imgsz=320, frames=tuple(SyntheticFrame(f"synthetic shapes, seed {SYNTH_SEED0 + i}",
+                                               SYNTH_SEED0 + i, "detect") for i in range(3)),
+        extra_confs={"lo_": 0.05, "eval_": 0.001}, predict_args={"nms": False}),
 })
 # The seg and OBB demo files (python/hailo_decode/data/{seg,obb}_uint8.npz): the same trained
 # models at the size they were trained at (320: a 80 x 80 x 32 prototype tensor, so several
@@ -531,7 +545,8 @@ def truth_agreement(synth: dict, got: dict, task: str, size: int) -> dict:
     """How well the trained model sees the drawn shapes (model competence, not the decoder).
 
     For each drawn shape the best IoU with a result of its class: seg on the visible mask (its
-    polygon minus the shapes drawn over it), obb on the rotated rectangle. Results that match
+    polygon minus the shapes drawn over it), obb on the rotated rectangle, detect on the
+    axis-aligned box of the clipped outline. Results that match
     no shape at IoU 0.5 are counted as false positives.
     """
     import cv2
@@ -552,6 +567,15 @@ def truth_agreement(synth: dict, got: dict, task: str, size: int) -> dict:
             for b in range(n):
                 inter = np.logical_and(vis, got["masks"][b]).sum()
                 ious[a, b] = inter / max(np.logical_or(vis, got["masks"][b]).sum(), 1)
+    elif task == "detect":  # axis-aligned: the box of the outline clipped to the picture
+        for a, sh in enumerate(shapes):
+            poly = np.asarray(sh["polygon_clipped"], np.float64).reshape(-1, 2)
+            ta = np.concatenate([poly.min(0), poly.max(0)])
+            for b in range(n):
+                gb = got["boxes"][b].astype(np.float64)
+                wh = np.clip(np.minimum(ta[2:], gb[2:]) - np.maximum(ta[:2], gb[:2]), 0, None)
+                inter = wh[0] * wh[1]
+                ious[a, b] = inter / (np.prod(ta[2:] - ta[:2]) + np.prod(gb[2:] - gb[:2]) - inter)
     else:
         for a, sh in enumerate(shapes):
             pa = np.asarray(sh["rbox_corners"], np.float32)
@@ -666,8 +690,10 @@ def build(spec: ModelSpec, pt: Path, tests_dir: Path, data_dir: Path,
     model.predict(frames[0][0][..., ::-1].copy(), conf=spec.conf, **kw)  # set up the predictor
     predictor = model.predictor
     head = find_head(predictor.model)
-    if head.end2end != spec.transplant_end2end:
-        sys.exit(f"ERROR: predictor runs end2end={head.end2end}, expected {spec.transplant_end2end}")
+    # nms=False is what selects the one-to-one head (trained end-to-end models and transplants)
+    want_e2e = spec.transplant_end2end or spec.predict_args.get("nms") is False
+    if head.end2end != want_e2e:
+        sys.exit(f"ERROR: predictor runs end2end={head.end2end}, expected {want_e2e}")
     strides = [int(s) for s in head.stride.tolist()]
     cap = Capture(head, spec.task)
     tag = spec.fixture or f"{spec.demo}_uint8"

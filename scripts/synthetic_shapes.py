@@ -16,6 +16,9 @@ least MIN_VISIBLE of its area visible.
   polygons clipped to the picture.
 - kind "obb": shapes lie wholly inside; labels are the four corners of the shape's
   minimum-area rotated rectangle (for an ellipse: its axes' rectangle).
+- kind "detect": drawn as for "seg" (shapes may run over the border) from its own seed
+  stream; labels are the axis-aligned boxes of the shapes' polygons clipped to the picture
+  (the whole outline's box, also where a smaller shape covers part of it).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import cv2
 import numpy as np
 
 CLASS_NAMES = ("ellipse", "rectangle", "triangle", "cross")
+KINDS = ("seg", "obb", "detect")  # the index is part of the seed: one picture stream per kind
 MIN_VISIBLE = 0.4  # fraction of a shape's pixels that stay uncovered
 ELLIPSE_POINTS = 64
 
@@ -113,9 +117,9 @@ def _background(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
 def make_picture(seed: int, size: int, kind: str, max_shapes: int = 8, min_side: float = 20,
                  max_side: float = 200, min_shapes: int = 1) -> tuple[np.ndarray, list[Shape]]:
     """One (size x size) RGB uint8 picture and its shapes, bottom to top."""
-    if kind not in ("seg", "obb"):
+    if kind not in KINDS:
         raise ValueError(kind)
-    rng = np.random.default_rng([seed, size, 0 if kind == "seg" else 1])
+    rng = np.random.default_rng([seed, size, KINDS.index(kind)])
     h = w = size
     img = _background(rng, h, w)
     want = int(rng.integers(min_shapes, max_shapes + 1))
@@ -128,7 +132,7 @@ def make_picture(seed: int, size: int, kind: str, max_shapes: int = 8, min_side:
         long_side = float(np.exp(rng.uniform(np.log(min_side), np.log(max_side))))
         pts, (a, b) = _outline(cls, rng, long_side)
         angle = rng.uniform(0, np.pi)
-        margin = -0.3 * long_side if kind == "seg" else long_side / 2
+        margin = long_side / 2 if kind == "obb" else -0.3 * long_side
         centre = rng.uniform(margin, size - margin, 2)
         poly = _rotate(pts, angle, centre)
         rbox = _rotate(np.array([[-a, -b], [a, -b], [a, b], [-a, b]]), angle, centre)
@@ -175,10 +179,22 @@ def make_picture(seed: int, size: int, kind: str, max_shapes: int = 8, min_side:
 
 
 def label_lines(shapes: list[Shape], size: int, kind: str) -> list[str]:
-    """Ultralytics label lines: seg 'cls x y x y ...' (clipped polygon), obb 'cls x1 y1 .. x4 y4'."""
+    """Ultralytics label lines: seg 'cls x y x y ...' (clipped polygon), obb 'cls x1 y1 .. x4 y4',
+    detect 'cls xc yc w h' (the clipped polygon's axis-aligned box)."""
     lines = []
     for s in shapes:
-        pts = clip_polygon(s.polygon, size, size) if kind == "seg" else s.rbox
-        pts = np.clip(pts / size, 0, 1)
-        lines.append(" ".join([str(s.cls)] + [f"{v:.6f}" for v in pts.reshape(-1)]))
+        if kind == "detect":
+            vals = axis_box(s, size) / size
+            vals = np.array([(vals[0] + vals[2]) / 2, (vals[1] + vals[3]) / 2,
+                             vals[2] - vals[0], vals[3] - vals[1]])
+        else:
+            pts = clip_polygon(s.polygon, size, size) if kind == "seg" else s.rbox
+            vals = np.clip(pts / size, 0, 1).reshape(-1)
+        lines.append(" ".join([str(s.cls)] + [f"{v:.6f}" for v in vals]))
     return lines
+
+
+def axis_box(shape: Shape, size: int) -> np.ndarray:
+    """x1, y1, x2, y2 pixels: the box of the shape's outline clipped to the picture."""
+    pts = clip_polygon(shape.polygon, size, size)
+    return np.concatenate([pts.min(0), pts.max(0)])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train yolo11n-seg / yolo11n-obb on seeded synthetic shapes, on the CPU.
+"""Train yolo11n-seg / yolo11n-obb / yolo26n (detect) on seeded synthetic shapes, on the CPU.
 
 No wheel on PyPI ships trained -seg or -obb weights (tests/fixtures/README.md), so
 the seg/OBB "transplant" fixtures have untrained mask / angle branches. This script
@@ -14,14 +14,21 @@ plots). It prints the validation metrics, the weights file's sha256 and a digest
 of its tensors (the file also holds a date, so only the digest is expected to
 repeat on a rerun).
 
+The "detect" spec trains YOLO26n (yolo26n.yaml: Detect with an end-to-end one-to-one head,
+reg_max 1) on the shapes' axis-aligned boxes (synthetic_shapes kind "detect"), from the same pose
+checkpoint (what matches: the YOLO11 backbone's convs), so that a fixture holds a trained
+one-to-one head (issue 13; no wheel ships trained YOLO26 weights).
+
 Runs only in the torch/Ultralytics venv (make_task_fixtures.py's docstring), never
 in the tests:
 
     nice python scripts/train_synthetic_models.py --only seg --out /work/venvs/weights
     nice python scripts/train_synthetic_models.py --only obb --out /work/venvs/weights
+    nice python scripts/train_synthetic_models.py --only detect --out /work/venvs/weights
 
 then scripts/make_task_fixtures.py --only seg_synthetic,obb_synthetic,seg_demo,obb_demo
---trained-dir <out> writes the fixtures and the demo files.
+--trained-dir <out> writes the fixtures and the demo files (--only e2e_synthetic_yolo26n: the
+YOLO26n fixture).
 
 A run can continue from a trained checkpoint of its task (--start; the new record holds the
 start's sha256, tensor digest and its own record, and total_epochs), with more pictures
@@ -68,7 +75,7 @@ TRAIN_SEED = 0
 @dataclass(frozen=True)
 class TrainSpec:
     name: str  # <out>/<name>.pt and <name>.json
-    kind: str  # synthetic_shapes kind (and dataset): seg, obb
+    kind: str  # synthetic_shapes kind (and dataset): seg, obb, detect
     task: str  # Ultralytics task
     yaml: str  # Ultralytics model yaml
     n_train: int
@@ -86,6 +93,9 @@ SPECS = {
                      n_train=320, n_val=32, imgsz=320, epochs=20, close_mosaic=5),
     "obb": TrainSpec("yolo11n-obb-synthetic", "obb", "obb", "yolo11n-obb.yaml",
                      n_train=320, n_val=32, imgsz=320, epochs=14),
+    # YOLO26n: end-to-end (one-to-one head, no NMS), reg_max 1; axis-aligned boxes of the shapes
+    "detect": TrainSpec("yolo26n-synthetic", "detect", "detect", "yolo26n.yaml",
+                        n_train=320, n_val=32, imgsz=320, epochs=30, close_mosaic=5),
 }
 
 
@@ -155,6 +165,13 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path | None, start_pt: Path | Non
     final.write_bytes(last.read_bytes())
     metrics = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch,
                                    device="cpu", workers=0, plots=False, verbose=False)
+    # an end-to-end model validates on its one-to-many head with NMS unless nms=False (8.4's
+    # validator sets model.end2end = args.nms is False): record the one-to-one head's own too
+    one2one = None
+    if getattr(YOLO(str(final)).model.model[-1], "one2one_cv2", None) is not None:  # has one
+        m1 = YOLO(str(final)).val(data=str(data), imgsz=spec.imgsz, batch=spec.batch, device="cpu",
+                                  workers=0, plots=False, verbose=False, nms=False)
+        one2one = {k: round(float(v), 4) for k, v in m1.results_dict.items()}
     info = {
         "name": spec.name, "kind": spec.kind, "task": spec.task, "yaml": spec.yaml,
         "epochs": spec.epochs, "imgsz": spec.imgsz,
@@ -164,6 +181,7 @@ def train(spec: TrainSpec, out: Path, pose_pt: Path | None, start_pt: Path | Non
         "train_wall_s": round(wall, 1), "weights": str(final),
         "sha256": mtf.sha256_bytes(final.read_bytes()), "tensor_digest": tensor_digest(final),
         "metrics": {k: round(float(v), 4) for k, v in metrics.results_dict.items()},
+        **({"metrics_one_to_one": one2one} if one2one is not None else {}),
         "start": (f"{begin.name} sha256 {mtf.POSE.sha256}" if start_pt is None
                   else start_record(start_pt)),
         "command": command,

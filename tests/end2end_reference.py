@@ -75,11 +75,17 @@ def ultralytics_boxes(dist: np.ndarray, stride: int) -> np.ndarray:
     return np.stack([x1, y1, x2, y2], axis=-1).astype(np.float32)
 
 
-def tie_groups(scores: np.ndarray) -> List[np.ndarray]:
-    """Runs of equal scores in a score-descending list, as index arrays."""
+def tie_groups(scores: np.ndarray, ulps: int = 0) -> List[np.ndarray]:
+    """Runs of equal scores in a score-descending list, as index arrays.
+
+    ulps > 0: scores within that many float32 steps of the run's first score join the run. torch's
+    CPU sigmoid gives equal inputs results one ulp apart (its vectorized body and its scalar tail
+    round differently: torch.sigmoid of 2100 equal float32 logits -5.7773 gives two values), so a
+    tie in Ultralytics' scores may show as two runs one ulp apart."""
+    scores = np.asarray(scores, np.float32)
     groups, start = [], 0
     for i in range(1, len(scores) + 1):
-        if i == len(scores) or scores[i] != scores[start]:
+        if i == len(scores) or abs(float(scores[i]) - float(scores[start])) > ulps * float(np.spacing(scores[start])):
             groups.append(np.arange(start, i))
             start = i
     return groups
