@@ -57,6 +57,22 @@ const void* checked_buffer(const py::array& a, const TensorSpec& spec, size_t& e
     return a.data();
 }
 
+// Detections -> (boxes (n, 4) f32, scores (n,) f32, class_ids (n,) i32), as Decoder.decode gives them.
+py::tuple detection_arrays(const Detection* dets, size_t n) {
+    py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
+    py::array_t<float> scores{py::ssize_t(n)};
+    py::array_t<int32_t> classes{py::ssize_t(n)};
+    auto b = boxes.mutable_unchecked<2>();
+    auto s = scores.mutable_unchecked<1>();
+    auto c = classes.mutable_unchecked<1>();
+    for (size_t i = 0; i < n; ++i) {
+        for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
+        s(py::ssize_t(i)) = dets[i].score;
+        c(py::ssize_t(i)) = dets[i].class_id;
+    }
+    return py::make_tuple(boxes, scores, classes);
+}
+
 // A Decoder that one Python thread at a time may use. The mutex is only ever waited on with the
 // GIL released, so a thread holding it can always take the GIL back.
 class PyDecoder {
@@ -134,17 +150,8 @@ public:
     // Frame f of the last decode: (boxes, scores, classes), then the task's outputs.
     py::tuple frame_tuple(size_t f) {
         auto [dets, n] = dec_.frame(f);
-        py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
-        py::array_t<float> scores{py::ssize_t(n)};
-        py::array_t<int32_t> classes{py::ssize_t(n)};
-        auto b = boxes.mutable_unchecked<2>();
-        auto s = scores.mutable_unchecked<1>();
-        auto c = classes.mutable_unchecked<1>();
-        for (size_t i = 0; i < n; ++i) {
-            for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
-            s(py::ssize_t(i)) = dets[i].score;
-            c(py::ssize_t(i)) = dets[i].class_id;
-        }
+        const py::tuple rows = detection_arrays(dets, n);
+        const py::object boxes = rows[0], scores = rows[1], classes = rows[2];
         // (what a config has, not the pointers: a frame without detections may have none)
         const bool has_kpt = dec_.config().num_keypoints > 0;
         const bool has_rbox = !dec_.config().heads.empty() && dec_.config().heads[0].angle_output >= 0;
@@ -154,7 +161,7 @@ public:
             py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
             return py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]);
         }
-        if (!has_kpt && !has_rbox) return py::make_tuple(boxes, scores, classes);
+        if (!has_kpt && !has_rbox) return rows;
         // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)
         py::object keypoints = py::none(), rboxes = py::none();
         if (has_kpt) {
@@ -217,22 +224,6 @@ void pack_by_score(py::array_t<float, py::array::c_style> boxes, py::array_t<flo
     const int32_t* pc = class_ids.data();
     py::gil_scoped_release release;
     pack_hailo_nms_by_score(pb, ps, pc, n, max_bboxes_total, dst, out_n);
-}
-
-// Detections -> (boxes (n, 4) f32, scores (n,) f32, class_ids (n,) i32), as Decoder.decode gives them.
-py::tuple detection_arrays(const Detection* dets, size_t n) {
-    py::array_t<float> boxes({py::ssize_t(n), py::ssize_t(4)});
-    py::array_t<float> scores{py::ssize_t(n)};
-    py::array_t<int32_t> classes{py::ssize_t(n)};
-    auto b = boxes.mutable_unchecked<2>();
-    auto s = scores.mutable_unchecked<1>();
-    auto c = classes.mutable_unchecked<1>();
-    for (size_t i = 0; i < n; ++i) {
-        for (py::ssize_t k = 0; k < 4; ++k) b(py::ssize_t(i), k) = dets[i].box[k];
-        s(py::ssize_t(i)) = dets[i].score;
-        c(py::ssize_t(i)) = dets[i].class_id;
-    }
-    return py::make_tuple(boxes, scores, classes);
 }
 
 py::tuple bbox_only(py::array rows, size_t proposals, int num_classes, const Settings& settings) {
