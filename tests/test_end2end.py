@@ -21,12 +21,16 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "e2e_transplant_yolo11n
 STRIDES = (8, 16, 32)
 
 
+def _load_npz(path, what):
+    if not path.exists():
+        pytest.skip(f"{what} absent")
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
 @pytest.fixture(scope="module")
 def e2e():
-    if not FIXTURE.exists():
-        pytest.skip("e2e fixture absent")
-    with np.load(FIXTURE, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+    return _load_npz(FIXTURE, "e2e fixture")
 
 
 def _float_config(data, frame, **kw):
@@ -168,10 +172,7 @@ UINT8_MIN_IOU = 0.95  # measured: >= 0.979 (0.25 and 0.05, three frames)
 
 @pytest.fixture(scope="module")
 def e2e26():
-    if not TRAINED.exists():
-        pytest.skip("trained e2e fixture absent")
-    with np.load(TRAINED, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+    return _load_npz(TRAINED, "trained e2e fixture")
 
 
 def _float_raw(data, frame):
