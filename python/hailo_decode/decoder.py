@@ -131,13 +131,12 @@ class Decoder:
         self.threads = threads
         self._core = _core.Decoder(_core_config(config), threads)
         self._outputs: Tuple[OutputInfo, ...] = config.outputs
-        # The hot path's checks, precomputed: name, dtype, the one-frame shapes and the per-frame
-        # shapes of a batch. Anything that fails them goes through _arrays, which says exactly
-        # what is wrong.
-        self._fast = tuple((o.name, np.dtype(o.dtype), frozenset(o.frame_shapes), frozenset(o.batch_frame_shapes))
-                           for o in config.outputs)
+        # The hot path's checks, precomputed: names, dtypes, and per output the one-frame shapes
+        # and the per-frame shapes of a batch. Anything that fails them goes through _arrays,
+        # which says exactly what is wrong.
         self._names = tuple(o.name for o in config.outputs)
         self._dtypes = tuple(np.dtype(o.dtype) for o in config.outputs)
+        self._shapes = tuple((frozenset(o.frame_shapes), frozenset(o.batch_frame_shapes)) for o in config.outputs)
         # The common call (a dict of exactly the declared arrays, one frame) is checked in C++.
         self._core.set_one_frame(list(self._names), list(self._dtypes),
                                  [list(o.frame_shapes[-1]) for o in config.outputs])
@@ -192,11 +191,10 @@ class Decoder:
             arrays = [raw[name] for name in self._names]
         except KeyError:
             return None
-        for a, dtype in zip(arrays, self._dtypes):
+        batch: Optional[int] = None
+        for i, (a, dtype, (shapes, batch_shapes)) in enumerate(zip(arrays, self._dtypes, self._shapes)):
             if type(a) is not np.ndarray or (a.dtype is not dtype and a.dtype != dtype):
                 return None
-        batch: Optional[int] = None
-        for i, (a, (_, _, shapes, batch_shapes)) in enumerate(zip(arrays, self._fast)):
             shape = a.shape
             if shape in shapes:
                 n = None
