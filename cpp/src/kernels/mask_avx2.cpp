@@ -6,6 +6,7 @@
 
 #include "mask_blend_tail.hpp"
 #include "mask_kernels.hpp"
+#include "mask_prefetch.hpp"
 
 namespace hailo_decode {
 namespace kernels {
@@ -71,23 +72,10 @@ void window_u8i(const uint8_t* cells, size_t rows, size_t cols, size_t row_strid
         return _mm256_add_epi32(_mm256_madd_epi16(_mm256_and_si256(v, low_bytes), ce),
                                 _mm256_madd_epi16(_mm256_srli_epi16(v, 8), co));
     };
-    // A window's rows are short runs of cells a grid row apart, which the hardware prefetchers
-    // pick up late when the frame comes fresh from memory: each block asks for the same cells
-    // kPrefetchRows rows further down (inside the window only), and the window's first
-    // kPrefetchRows rows are asked for before it starts. Prefetches change no result.
-    constexpr size_t kPrefetchRows = 4;
-    for (size_t r = 0; r < kPrefetchRows && r < rows; ++r)
-        for (size_t i = 0; i < cols; i += 2)
-            _mm_prefetch(reinterpret_cast<const char*>(cells + r * row_stride + i * col_stride), _MM_HINT_T0);
+    prefetch_first_rows(cells, rows, cols, row_stride, col_stride);  // mask_prefetch.hpp
     bool prefetch = false;
     auto block8 = [&](const uint8_t* q, float* o) {  // eight cells, q the first
-        if (prefetch) {
-            const char* ahead = reinterpret_cast<const char*>(q + kPrefetchRows * row_stride);
-            _mm_prefetch(ahead, _MM_HINT_T0);
-            _mm_prefetch(ahead + 2 * col_stride, _MM_HINT_T0);
-            _mm_prefetch(ahead + 4 * col_stride, _MM_HINT_T0);
-            _mm_prefetch(ahead + 6 * col_stride, _MM_HINT_T0);
-        }
+        if (prefetch) prefetch_block_ahead(q, 8, row_stride, col_stride);
         const __m256i t01 = _mm256_hadd_epi32(partial(q), partial(q + col_stride));
         const __m256i t23 = _mm256_hadd_epi32(partial(q + 2 * col_stride), partial(q + 3 * col_stride));
         const __m256i t45 = _mm256_hadd_epi32(partial(q + 4 * col_stride), partial(q + 5 * col_stride));

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "mask_kernels.hpp"
+#include "mask_prefetch.hpp"
 #include "mask_vnni_split.hpp"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wall reports as used
@@ -92,18 +93,10 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
     const __m512i vbias = _mm512_set1_epi32(zp * c.sum);
     const __m512i vneg = _mm512_set1_epi32(c.negated ? -1 : 0);  // x ^ -1 - -1 = -x
     const __m512 vscale = _mm512_set1_ps(scale);
-    // As mask_avx2.cpp: each block asks for its cells kPrefetchRows rows further down (inside the
-    // window only), the window's first rows before it starts. Prefetches change no result.
-    constexpr size_t kPrefetchRows = 4;
-    for (size_t r = 0; r < kPrefetchRows && r < rows; ++r)
-        for (size_t i = 0; i < cols; i += 2)
-            _mm_prefetch(reinterpret_cast<const char*>(cells + r * row_stride + i * col_stride), _MM_HINT_T0);
+    prefetch_first_rows(cells, rows, cols, row_stride, col_stride);  // mask_prefetch.hpp
     bool prefetch = false;
     auto block16 = [&](const uint8_t* q, float* o) {
-        if (prefetch) {
-            const char* ahead = reinterpret_cast<const char*>(q + kPrefetchRows * row_stride);
-            for (size_t i = 0; i < 16; i += 2) _mm_prefetch(ahead + i * col_stride, _MM_HINT_T0);
-        }
+        if (prefetch) prefetch_block_ahead(q, 16, row_stride, col_stride);
         __m512i p[8];
         for (int j = 0; j < 8; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
         const __m512i d = _mm512_sub_epi32(reduce16(p), vbias);

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include "mask_kernels.hpp"
+#include "mask_prefetch.hpp"
 #include "mask_vnni_split.hpp"
 
 namespace hailo_decode {
@@ -71,19 +72,10 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
     const __m256i vbias = _mm256_set1_epi32(zp * c.sum);
     const __m256i vneg = _mm256_set1_epi32(c.negated ? -1 : 0);  // x ^ -1 - -1 = -x
     const __m256 vscale = _mm256_set1_ps(scale);
-    constexpr size_t kPrefetchRows = 4;
-    for (size_t r = 0; r < kPrefetchRows && r < rows; ++r)
-        for (size_t i = 0; i < cols; i += 2)
-            _mm_prefetch(reinterpret_cast<const char*>(cells + r * row_stride + i * col_stride), _MM_HINT_T0);
+    prefetch_first_rows(cells, rows, cols, row_stride, col_stride);
     bool prefetch = false;
     auto block8 = [&](const uint8_t* q, float* o) {
-        if (prefetch) {
-            const char* ahead = reinterpret_cast<const char*>(q + kPrefetchRows * row_stride);
-            _mm_prefetch(ahead, _MM_HINT_T0);
-            _mm_prefetch(ahead + 2 * col_stride, _MM_HINT_T0);
-            _mm_prefetch(ahead + 4 * col_stride, _MM_HINT_T0);
-            _mm_prefetch(ahead + 6 * col_stride, _MM_HINT_T0);
-        }
+        if (prefetch) prefetch_block_ahead(q, 8, row_stride, col_stride);
         const __m256i sums = reduce8(partial<Parts>(q, c), partial<Parts>(q + col_stride, c),
                                      partial<Parts>(q + 2 * col_stride, c), partial<Parts>(q + 3 * col_stride, c),
                                      partial<Parts>(q + 4 * col_stride, c), partial<Parts>(q + 5 * col_stride, c),
