@@ -88,58 +88,92 @@ std::string shape_repr(const py::array& a) {
     return r + (a.ndim() == 1 ? ",)" : ")");
 }
 
+// `out_obj` checked as a mask buffer for n masks of s's size (a bool or uint8 ndarray (n, H, W),
+// C-contiguous and writeable, checked here so that the Python caller need not), or a new
+// numpy.zeros array of `dtype` when None (calloc'd: the pages outside the boxes are never touched).
+py::array mask_buffer(py::object out_obj, size_t n, const MaskSampling& s, const char* dtype) {
+    py::array out;
+    if (out_obj.is_none()) {
+        out = py::module_::import("numpy").attr("zeros")(
+            py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), dtype);
+        if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
+        return out;
+    }
+    const bool is_array = py::isinstance<py::array>(out_obj);
+    if (is_array) out = py::reinterpret_borrow<py::array>(out_obj);
+    const char kind = is_array ? out.dtype().kind() : 0;
+    if (!is_array || !((kind == 'b' || kind == 'u') && out.dtype().itemsize() == 1) ||
+        !(out.flags() & py::array::c_style) || !out.writeable())
+        throw py::type_error("out must be a writeable, C-contiguous bool or uint8 ndarray, got " +
+                             std::string(py::str(py::type::of(out_obj).attr("__name__"))) +
+                             (is_array ? " " + std::string(py::str(out.dtype())) : std::string()));
+    if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
+        throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
+                              std::to_string(s.width) + "), got " + shape_repr(out));
+    return out;
+}
+
+// Every detection's mask at the sampling's resolution into `out` (n planes), the crops (n, 4)
+// xyxy times crop_scale (sx, sy) in float32 when given (NumPy's crops * [sx, sy, sx, sy]).
+// zeroed: `out` holds zeros already (only the crops' pixels are written). GIL released.
+void render_into(const F32& logits, const std::vector<MaskWindow>& w, const F32& crops, const MaskGrid& g,
+                 const MaskSampling& s, const std::optional<std::pair<float, float>>& crop_scale, py::array& out,
+                 bool zeroed) {
+    if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
+        throw py::value_error("crops must be (n, 4), one per window");
+    const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
+    const float* lg = logits.data();
+    const float* cr = crops.data();
+    py::gil_scoped_release release;
+    thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
+    for (size_t i = 0; i < n; ++i) {
+        const float* c = cr + 4 * i;
+        float scaled[4];
+        if (crop_scale) {
+            scaled[0] = c[0] * crop_scale->first; scaled[1] = c[1] * crop_scale->second;
+            scaled[2] = c[2] * crop_scale->first; scaled[3] = c[3] * crop_scale->second;
+            c = scaled;
+        }
+        render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
+                    zeroed);
+    }
+}
+
 // Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
-// (n, 4) xyxy: into `out` when given (a bool or uint8 ndarray (n, H, W), C-contiguous and
-// writeable, checked here so that the Python caller need not; every byte written; returned as it
-// is: an array_t<uint8_t> return would convert a bool out into a uint8 copy), else into a new
-// numpy.zeros uint8 array (calloc'd: the pages outside the boxes are never touched).
+// (n, 4) xyxy: into `out` when given (every byte written; returned as it is: an array_t<uint8_t>
+// return would convert a bool out into a uint8 copy), else into a new numpy.zeros uint8 array.
 py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
                   py::object out_obj, std::optional<std::pair<float, float>> crop_scale) {
     const MaskGrid g = grid_of(grid);
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
     const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
-    if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
-        throw py::value_error("crops must be (n, 4), one per window");
-    const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
+    const bool zeroed = out_obj.is_none();
+    py::array out = mask_buffer(out_obj, w.size(), s, "uint8");
+    render_into(logits, w, crops, g, s, crop_scale, out, zeroed);
+    return out;
+}
+
+// Detections.masks_at_proto in one call: the prototype-grid masks (n, ph, pw) of boxes (n, 4)
+// xyxy input pixels, each scaled to the grid as Ultralytics does (times (pw / iw, ph / ih), the
+// ratios rounded to float32, the products in float32), into `out` or a new bool array. A given
+// `out` is zeroed in one pass first, then only the crops' rows are written: the crops are short
+// rows (a box a quarter of its input size), and a memset per gap between two of them cost more.
+py::array render_proto(F32 logits, I32 win, I64 offsets, F32 boxes, py::tuple grid, py::object out_obj) {
+    const MaskGrid g = grid_of(grid);
+    const MaskSampling s = sampling_to_proto(g);
+    if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
     const bool given = !out_obj.is_none();
-    py::array out;
-    if (given) {
-        const bool is_array = py::isinstance<py::array>(out_obj);
-        if (is_array) out = py::reinterpret_borrow<py::array>(out_obj);
-        const char kind = is_array ? out.dtype().kind() : 0;
-        if (!is_array || !((kind == 'b' || kind == 'u') && out.dtype().itemsize() == 1) ||
-            !(out.flags() & py::array::c_style) || !out.writeable())
-            throw py::type_error("out must be a writeable, C-contiguous bool or uint8 ndarray, got " +
-                                 std::string(py::str(py::type::of(out_obj).attr("__name__"))) +
-                                 (is_array ? " " + std::string(py::str(out.dtype())) : std::string()));
-        if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
-            throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
-                                  std::to_string(s.width) + "), got " + shape_repr(out));
-    } else {
-        out = py::module_::import("numpy").attr("zeros")(
-            py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
-        if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
-    }
-    const bool zeroed = !given;
-    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
-    const float* lg = logits.data();
-    const float* cr = crops.data();
-    {
+    py::array out = mask_buffer(out_obj, w.size(), s, "bool");
+    if (given && out.nbytes() > 0) {
         py::gil_scoped_release release;
-        thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
-        for (size_t i = 0; i < n; ++i) {
-            const float* c = cr + 4 * i;
-            float scaled[4];
-            if (crop_scale) {  // x1 y1 x2 y2 times (sx, sy) in float32: NumPy's crops * [sx, sy, sx, sy]
-                scaled[0] = c[0] * crop_scale->first; scaled[1] = c[1] * crop_scale->second;
-                scaled[2] = c[2] * crop_scale->first; scaled[3] = c[3] * crop_scale->second;
-                c = scaled;
-            }
-            render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
-                        zeroed);
-        }
+        std::memset(out.mutable_data(), 0, size_t(out.nbytes()));
     }
+    const std::pair<float, float> scale{float(double(g.proto_width) / double(g.image_width)),
+                                        float(double(g.proto_height) / double(g.image_height))};
+    render_into(logits, w, boxes, g, s, scale, out, true);
     return out;
 }
 
@@ -206,6 +240,11 @@ void bind_masks(py::module_& m) {
           "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy, "
           "times crop_scale (sx, sy) in float32 when given (into out, a writeable C-contiguous bool or uint8 (n, H, W) "
           "ndarray, when given).");
+    m.def("render_proto_masks", &render_proto, py::arg("logits"), py::arg("windows"), py::arg("offsets"),
+          py::arg("boxes_xyxy"), py::arg("grid"), py::arg("out") = py::none(),
+          "Masks (n, proto_h, proto_w) bool at the prototype grid from window logits, each cropped to its box (n, 4) "
+          "xyxy input pixels scaled to the grid in float32 (Ultralytics' process_mask(upsample=False)); into out, a "
+          "writeable C-contiguous bool or uint8 ndarray of that shape, when given.");
     m.def("mask_sampling_input", [](py::tuple g) { return sampling_tuple(sampling_to_input(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_proto", [](py::tuple g) { return sampling_tuple(sampling_to_proto(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_native", [](py::tuple g, int h, int w) {

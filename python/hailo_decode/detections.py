@@ -189,10 +189,11 @@ class Detections:
             raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
         if self._mask_view is not None:
             raise ValueError("masks_at_proto is for the Detections the decoder returned, not after to_original")
-        ph, pw, ih, iw = ml.grid
-        # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H): the
-        # ratios rounded to float32 and the float32 products, done in C++ (saves two NumPy calls).
-        return ml.render(self.boxes_as("xyxy_pixels"), _core.mask_sampling_proto(ml.grid), out, (pw / iw, ph / ih))
+        # One C++ call: the box scaled to the grid in float32 as Ultralytics multiplies by (mw / W,
+        # mh / H) (the ratios rounded to float32, the float32 products), `out` checked, the render.
+        masks: np.ndarray = _core.render_proto_masks(ml.logits, ml.windows, ml.offsets, self.boxes_as("xyxy_pixels"),
+                                                     ml.grid, out)
+        return masks
 
     def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
                            mask_budget: Optional[int] = None) -> np.ndarray:
