@@ -412,6 +412,24 @@ size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g
     return set;
 }
 
+void render_proto_mask(const uint8_t* signs, const MaskWindow& win, const MaskGrid& g, const float crop[4],
+                       uint8_t* out, size_t row_stride) {
+    const MaskSampling s = sampling_to_proto(g);
+    int y0, y1, x0, x1;
+    if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return;
+    const int j0 = x0 - win.col0, j1 = x1 - win.col0;
+    const bool inside = j0 >= 0 && j1 <= win.cols;  // always, for the decoder's windows
+    for (int y = y0; y < y1; ++y) {
+        uint8_t* o = out + size_t(y) * row_stride + size_t(x0);
+        const uint8_t* v = signs + size_t(clampi(y - win.row0, 0, win.rows - 1)) * size_t(win.cols);
+        if (inside) {
+            std::memcpy(o, v + j0, size_t(j1 - j0));
+        } else {
+            for (int x = x0; x < x1; ++x) o[x - x0] = v[clampi(x - win.col0, 0, win.cols - 1)];
+        }
+    }
+}
+
 bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                      const float crop[4], MaskScratch& scratch) {
     int y0, y1, x0, x1;
