@@ -46,6 +46,24 @@ inline Tap tap(float scale, float offset, int dst, int n) {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+// n bytes from s to d (not overlapping) in fixed-size moves, the last one overlapping the one
+// before it: a crop row is a few dozen bytes, where a memcpy call cost more than the copy.
+inline void copy_row(uint8_t* d, const uint8_t* s, size_t n) {
+    if (n >= 16) {
+        size_t i = 0;
+        for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
+        if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        std::memcpy(d, s, 8);
+        std::memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        std::memcpy(d, s, 4);
+        std::memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; ++i) d[i] = s[i];
+    }
+}
+
 // The source axis a sampling reads: n cells from `first` of the stage grid.
 struct Axis {
     int first, n;
@@ -423,7 +441,7 @@ void render_proto_mask(const uint8_t* signs, const MaskWindow& win, const MaskGr
         uint8_t* o = out + size_t(y) * row_stride + size_t(x0);
         const uint8_t* v = signs + size_t(clampi(y - win.row0, 0, win.rows - 1)) * size_t(win.cols);
         if (inside) {
-            std::memcpy(o, v + j0, size_t(j1 - j0));
+            copy_row(o, v + j0, size_t(j1 - j0));
         } else {
             for (int x = x0; x < x1; ++x) o[x - x0] = v[clampi(x - win.col0, 0, win.cols - 1)];
         }

@@ -298,7 +298,8 @@ static void test_render_matches_whole_map() {
     uint32_t seed = 11;
     MaskScratch scratch;
     struct Case { int gh, gw, H, W; };
-    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{10, 10, 40, 40}, Case{7, 9, 21, 36}}) {
+    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{10, 10, 40, 40}, Case{7, 9, 21, 36},
+                          Case{20, 44, 80, 176}}) {  // the last: crop rows of more than 32 cells
         const MaskGrid g{cs.gh, cs.gw, cs.H, cs.W};
         std::vector<float> map(size_t(cs.gh) * cs.gw);
         // A smooth blob plus noise: signs change inside boxes.
