@@ -114,33 +114,6 @@ py::array mask_buffer(py::object out_obj, size_t n, const MaskSampling& s, const
     return out;
 }
 
-// Every detection's mask at the sampling's resolution into `out` (n planes), the crops (n, 4)
-// xyxy times crop_scale (sx, sy) in float32 when given (NumPy's crops * [sx, sy, sx, sy]).
-// zeroed: `out` holds zeros already (only the crops' pixels are written). GIL released.
-void render_into(const F32& logits, const std::vector<MaskWindow>& w, const F32& crops, const MaskGrid& g,
-                 const MaskSampling& s, const std::optional<std::pair<float, float>>& crop_scale, py::array& out,
-                 bool zeroed) {
-    if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
-        throw py::value_error("crops must be (n, 4), one per window");
-    const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
-    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
-    const float* lg = logits.data();
-    const float* cr = crops.data();
-    py::gil_scoped_release release;
-    thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
-    for (size_t i = 0; i < n; ++i) {
-        const float* c = cr + 4 * i;
-        float scaled[4];
-        if (crop_scale) {
-            scaled[0] = c[0] * crop_scale->first; scaled[1] = c[1] * crop_scale->second;
-            scaled[2] = c[2] * crop_scale->first; scaled[3] = c[3] * crop_scale->second;
-            c = scaled;
-        }
-        render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
-                    zeroed);
-    }
-}
-
 // Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
 // (n, 4) xyxy: into `out` when given (every byte written; returned as it is: an array_t<uint8_t>
 // return would convert a bool out into a uint8 copy), else into a new numpy.zeros uint8 array.
@@ -150,9 +123,29 @@ py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py
     const MaskSampling s = sampling_of(sampling, g);
     if (logits.ndim() != 1) throw py::value_error("logits must be 1-D");
     const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(logits.shape(0)), g);
+    if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
+        throw py::value_error("crops must be (n, 4), one per window");
+    const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
     const bool zeroed = out_obj.is_none();
-    py::array out = mask_buffer(out_obj, w.size(), s, "uint8");
-    render_into(logits, w, crops, g, s, crop_scale, out, zeroed);
+    py::array out = mask_buffer(out_obj, n, s, "uint8");
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
+    const float* lg = logits.data();
+    const float* cr = crops.data();
+    {
+        py::gil_scoped_release release;
+        thread_local MaskScratch scratch;  // grown once per thread, then reused: no allocation per call
+        for (size_t i = 0; i < n; ++i) {
+            const float* c = cr + 4 * i;
+            float scaled[4];
+            if (crop_scale) {  // x1 y1 x2 y2 times (sx, sy) in float32: NumPy's crops * [sx, sy, sx, sy]
+                scaled[0] = c[0] * crop_scale->first; scaled[1] = c[1] * crop_scale->second;
+                scaled[2] = c[2] * crop_scale->first; scaled[3] = c[3] * crop_scale->second;
+                c = scaled;
+            }
+            render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
+                        zeroed);
+        }
+    }
     return out;
 }
 
