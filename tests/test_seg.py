@@ -289,6 +289,32 @@ def test_render_crop_scale_is_float32_crops_times_the_ratios():
         assert np.array_equal(into, want), (sx, sy)
 
 
+def test_proto_masks_from_sign_bytes():
+    """masks_at_proto copies the decoder's sign bytes (render_proto_masks): the bytes render_masks
+    gives from the logits with the prototype sampling (crops times (pw / iw, ph / ih) in float32),
+    the signs equal logits > 0, a MaskLogits made without signs computes them; bad arguments are
+    refused with a clear error."""
+    case = quantize_case(make_seg_case(np.random.default_rng(4), _unique_class_objects()))
+    cfg, d = _decode(case, semantics="ultralytics", drop_empty_masks=False)
+    ml = d._mask_logits
+    assert ml.signs.dtype == np.uint8 and np.array_equal(ml.signs, (ml.logits > 0).astype(np.uint8))
+    ph, pw, ih, iw = ml.grid
+    boxes = d.boxes_as("xyxy_pixels")
+    want = hd._core.render_masks(ml.logits, ml.windows, ml.offsets, boxes, ml.grid, hd._core.mask_sampling_proto(ml.grid),
+                                 None, (pw / iw, ph / ih)).view(np.bool_)
+    assert want.any() and np.array_equal(d.masks_at_proto(), want)
+    rebuilt = MaskLogits(ml.windows, ml.offsets, ml.logits, ml.grid)  # signs computed from the logits
+    assert np.array_equal(rebuilt.signs, ml.signs)
+    got = hd._core.render_proto_masks(rebuilt.signs, ml.windows, ml.offsets, boxes, ml.grid, np.full(want.shape, 7, np.uint8))
+    assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="outside the prototype grid or the logits"):
+        hd._core.render_proto_masks(ml.signs[:10], ml.windows, ml.offsets, boxes, ml.grid)
+    with pytest.raises(ValueError, match="boxes must be"):
+        hd._core.render_proto_masks(ml.signs, ml.windows, ml.offsets, boxes[:-1], ml.grid)
+    with pytest.raises(ValueError, match="signs must be 1-D"):
+        hd._core.render_proto_masks(ml.signs.reshape(1, -1), ml.windows, ml.offsets, boxes, ml.grid)
+
+
 # -- HAILO_NMS_WITH_BYTE_MASK ------------------------------------------------------------------
 def _independent_buffer(dets, image_size):
     """A buffer built from hailort.h's description alone (struct.pack, no project code)."""

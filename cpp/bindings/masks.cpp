@@ -24,6 +24,7 @@ namespace {
 using F32 = py::array_t<float, py::array::c_style | py::array::forcecast>;
 using I32 = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
 using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
 MaskGrid grid_of(const py::tuple& g) {
     if (g.size() != 4) throw py::value_error("grid must be (proto_height, proto_width, image_height, image_width)");
@@ -88,11 +89,34 @@ std::string shape_repr(const py::array& a) {
     return r + (a.ndim() == 1 ? ",)" : ")");
 }
 
+// `out_obj` checked as a mask buffer for n masks of s's size (a bool or uint8 ndarray (n, H, W),
+// C-contiguous and writeable, checked here so that the Python caller need not), or a new
+// numpy.zeros array of `dtype` when None (calloc'd: the pages outside the boxes are never touched).
+py::array mask_buffer(py::object out_obj, size_t n, const MaskSampling& s, const char* dtype) {
+    py::array out;
+    if (out_obj.is_none()) {
+        out = py::module_::import("numpy").attr("zeros")(
+            py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), dtype);
+        if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
+        return out;
+    }
+    const bool is_array = py::isinstance<py::array>(out_obj);
+    if (is_array) out = py::reinterpret_borrow<py::array>(out_obj);
+    const char kind = is_array ? out.dtype().kind() : 0;
+    if (!is_array || !((kind == 'b' || kind == 'u') && out.dtype().itemsize() == 1) ||
+        !(out.flags() & py::array::c_style) || !out.writeable())
+        throw py::type_error("out must be a writeable, C-contiguous bool or uint8 ndarray, got " +
+                             std::string(py::str(py::type::of(out_obj).attr("__name__"))) +
+                             (is_array ? " " + std::string(py::str(out.dtype())) : std::string()));
+    if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
+        throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
+                              std::to_string(s.width) + "), got " + shape_repr(out));
+    return out;
+}
+
 // Masks (n, H, W) uint8 0/1 of every detection at the sampling's resolution, cropped with crops
-// (n, 4) xyxy: into `out` when given (a bool or uint8 ndarray (n, H, W), C-contiguous and
-// writeable, checked here so that the Python caller need not; every byte written; returned as it
-// is: an array_t<uint8_t> return would convert a bool out into a uint8 copy), else into a new
-// numpy.zeros uint8 array (calloc'd: the pages outside the boxes are never touched).
+// (n, 4) xyxy: into `out` when given (every byte written; returned as it is: an array_t<uint8_t>
+// return would convert a bool out into a uint8 copy), else into a new numpy.zeros uint8 array.
 py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py::tuple sampling,
                   py::object out_obj, std::optional<std::pair<float, float>> crop_scale) {
     const MaskGrid g = grid_of(grid);
@@ -102,26 +126,8 @@ py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py
     if (crops.ndim() != 2 || crops.shape(1) != 4 || size_t(crops.shape(0)) != w.size())
         throw py::value_error("crops must be (n, 4), one per window");
     const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
-    const bool given = !out_obj.is_none();
-    py::array out;
-    if (given) {
-        const bool is_array = py::isinstance<py::array>(out_obj);
-        if (is_array) out = py::reinterpret_borrow<py::array>(out_obj);
-        const char kind = is_array ? out.dtype().kind() : 0;
-        if (!is_array || !((kind == 'b' || kind == 'u') && out.dtype().itemsize() == 1) ||
-            !(out.flags() & py::array::c_style) || !out.writeable())
-            throw py::type_error("out must be a writeable, C-contiguous bool or uint8 ndarray, got " +
-                                 std::string(py::str(py::type::of(out_obj).attr("__name__"))) +
-                                 (is_array ? " " + std::string(py::str(out.dtype())) : std::string()));
-        if (out.ndim() != 3 || size_t(out.shape(0)) != n || out.shape(1) != s.height || out.shape(2) != s.width)
-            throw py::value_error("out must have shape (" + std::to_string(n) + ", " + std::to_string(s.height) + ", " +
-                                  std::to_string(s.width) + "), got " + shape_repr(out));
-    } else {
-        out = py::module_::import("numpy").attr("zeros")(
-            py::make_tuple(py::ssize_t(n), py::ssize_t(s.height), py::ssize_t(s.width)), "uint8");
-        if (!(out.flags() & py::array::c_style)) throw py::value_error("numpy.zeros gave a non-contiguous array");
-    }
-    const bool zeroed = !given;
+    const bool zeroed = out_obj.is_none();
+    py::array out = mask_buffer(out_obj, n, s, "uint8");
     uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
     const float* lg = logits.data();
     const float* cr = crops.data();
@@ -139,6 +145,37 @@ py::array render(F32 logits, I32 win, I64 offsets, F32 crops, py::tuple grid, py
             render_mask(lg + w[i].offset, w[i], g, s, c, 0, 0, s.height, s.width, dst + i * plane, size_t(s.width), scratch,
                         zeroed);
         }
+    }
+    return out;
+}
+
+// Detections.masks_at_proto in one call: the prototype-grid masks (n, ph, pw) of boxes (n, 4)
+// xyxy input pixels, each scaled to the grid as Ultralytics does (times (pw / iw, ph / ih), the
+// ratios rounded to float32, the products in float32), copied from the windows' sign bytes (the
+// decoder's, one per logit), into `out` or a new bool array. A given `out` is zeroed in one pass
+// first, then only the crops' rows are written: the crops are short rows (a box a quarter of its
+// input size), and a memset per gap between two of them cost more.
+py::array render_proto(U8 signs, I32 win, I64 offsets, F32 boxes, py::tuple grid, py::object out_obj) {
+    const MaskGrid g = grid_of(grid);
+    const MaskSampling s = sampling_to_proto(g);
+    if (signs.ndim() != 1) throw py::value_error("signs must be 1-D");
+    const std::vector<MaskWindow>& w = windows_of(win, offsets, size_t(signs.shape(0)), g);
+    if (boxes.ndim() != 2 || boxes.shape(1) != 4 || size_t(boxes.shape(0)) != w.size())
+        throw py::value_error("boxes must be (n, 4), one per window");
+    const bool given = !out_obj.is_none();
+    py::array out = mask_buffer(out_obj, w.size(), s, "bool");
+    const size_t n = w.size(), plane = size_t(s.height) * size_t(s.width);
+    uint8_t* dst = static_cast<uint8_t*>(out.mutable_data());
+    const uint8_t* sg = signs.data();
+    const float* bx = boxes.data();
+    const float sx = float(double(g.proto_width) / double(g.image_width));
+    const float sy = float(double(g.proto_height) / double(g.image_height));
+    py::gil_scoped_release release;
+    if (given && n) std::memset(dst, 0, n * plane);
+    for (size_t i = 0; i < n; ++i) {
+        const float* b = bx + 4 * i;
+        const float crop[4] = {b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy};
+        render_proto_mask(sg + w[i].offset, w[i], g, crop, dst + i * plane, size_t(s.width));
     }
     return out;
 }
@@ -189,6 +226,7 @@ py::tuple frame_masks(const Decoder& dec, size_t frame) {
     py::array_t<int32_t> win({py::ssize_t(fm.count), py::ssize_t(4)});
     py::array_t<int64_t> off{py::ssize_t(fm.count)};
     py::array_t<float> logits{py::ssize_t(fm.logit_count)};
+    py::array_t<uint8_t> signs{py::ssize_t(fm.logit_count)};
     auto w = win.mutable_unchecked<2>();
     auto o = off.mutable_unchecked<1>();
     for (size_t i = 0; i < fm.count; ++i) {
@@ -196,8 +234,11 @@ py::tuple frame_masks(const Decoder& dec, size_t frame) {
         w(py::ssize_t(i), 0) = m.row0; w(py::ssize_t(i), 1) = m.col0; w(py::ssize_t(i), 2) = m.rows; w(py::ssize_t(i), 3) = m.cols;
         o(py::ssize_t(i)) = int64_t(m.offset);
     }
-    if (fm.logit_count) std::memcpy(logits.mutable_data(), fm.logits, fm.logit_count * sizeof(float));
-    return py::make_tuple(win, off, logits);
+    if (fm.logit_count) {
+        std::memcpy(logits.mutable_data(), fm.logits, fm.logit_count * sizeof(float));
+        std::memcpy(signs.mutable_data(), fm.signs, fm.logit_count);
+    }
+    return py::make_tuple(win, off, logits, signs);
 }
 
 void bind_masks(py::module_& m) {
@@ -206,6 +247,12 @@ void bind_masks(py::module_& m) {
           "Masks (n, H, W) uint8 0/1 from window logits, at the sampling's resolution, cropped with crops (n, 4) xyxy, "
           "times crop_scale (sx, sy) in float32 when given (into out, a writeable C-contiguous bool or uint8 (n, H, W) "
           "ndarray, when given).");
+    m.def("render_proto_masks", &render_proto, py::arg("signs"), py::arg("windows"), py::arg("offsets"),
+          py::arg("boxes_xyxy"), py::arg("grid"), py::arg("out") = py::none(),
+          "Masks (n, proto_h, proto_w) bool at the prototype grid from the windows' sign bytes (1 where the logit "
+          "is > 0, laid out as the logits), each cropped to its box (n, 4) "
+          "xyxy input pixels scaled to the grid in float32 (Ultralytics' process_mask(upsample=False)); into out, a "
+          "writeable C-contiguous bool or uint8 ndarray of that shape, when given.");
     m.def("mask_sampling_input", [](py::tuple g) { return sampling_tuple(sampling_to_input(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_proto", [](py::tuple g) { return sampling_tuple(sampling_to_proto(grid_of(g))); }, py::arg("grid"));
     m.def("mask_sampling_native", [](py::tuple g, int h, int w) {

@@ -159,7 +159,7 @@ public:
         const auto rb = dec_.rboxes(f);
         if (dec_.config().proto_output >= 0) {  // segmentation: the frame's mask windows and logits
             py::tuple masks = hailo_decode_bindings::frame_masks(dec_, f);
-            return py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2]);
+            return py::make_tuple(boxes, scores, classes, masks[0], masks[1], masks[2], masks[3]);
         }
         if (!has_kpt && !has_rbox) return rows;
         // Task outputs: (boxes, scores, classes, keypoints (n, K, 3) or None, rboxes (n, 5) or None)

@@ -64,6 +64,7 @@ struct alignas(64) Workspace {
     // Segmentation: per result its mask window, and the frames' window logits.
     std::vector<MaskWindow> windows;
     ScratchVector<float> logits;
+    ScratchVector<uint8_t> signs;  // one byte per logit: logit > 0 (the prototype-grid masks)
     std::vector<float> coef_floats;       // one detection's coefficients, dequantized
     MaskCoefficients coef;
     std::vector<float> cell_scratch;
@@ -350,6 +351,7 @@ Decoder::FrameMasks Decoder::masks(size_t index) const {
     out.windows = ws.windows.data() + f.start;
     out.count = f.count;
     out.logits = ws.logits.data() + f.logit_start;
+    out.signs = ws.signs.data() + f.logit_start;
     out.logit_count = f.logit_count;
     return out;
 }
@@ -403,6 +405,7 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
         ws.rboxes.clear();
         ws.windows.clear();
         ws.logits.clear();
+        ws.signs.clear();
         for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
             const size_t start = ws.results.size(), logit_start = ws.logits.size();
             batch.m.decode_frame(batch.tensors, f, ws);
@@ -637,12 +640,14 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
                 gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
             prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
             ws.logits.resize(ws.logits.size() + n);
+            ws.signs.resize(ws.logits.size());
             window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,
-                          ws.cell_scratch);
+                          ws.signs.data() + logit_start + w.offset, ws.cell_scratch);
         }
         if (cfg.drop_empty_masks &&
             (n == 0 || !mask_has_pixels(ws.logits.data() + logit_start + w.offset, w, grid, to_input, b, ws.render_scratch))) {
             ws.logits.resize(logit_start + w.offset);  // this detection's logits go
+            ws.signs.resize(logit_start + w.offset);
             continue;
         }
         ws.results[kept] = d;

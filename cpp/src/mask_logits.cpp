@@ -81,8 +81,10 @@ void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const fl
     for (int k = 0; k < n; ++k) out.f[size_t(k)] = proto.kind == ProtoPlan::Kind::U8 ? deq[k] * s : deq[k];
 }
 
-void window_logits(const ProtoPlan& proto, const void* frame, const MaskCoefficients& c, const MaskWindow& w,
-                   float* out, std::vector<float>& cell_scratch) {
+namespace {
+
+void logits_only(const ProtoPlan& proto, const void* frame, const MaskCoefficients& c, const MaskWindow& w,
+                 float* out, std::vector<float>& cell_scratch) {
     const TensorView& v = *proto.view;
     const kernels::MaskTable& k = kernels::mask_active();
     const size_t cols = size_t(w.cols);
@@ -115,6 +117,14 @@ void window_logits(const ProtoPlan& proto, const void* frame, const MaskCoeffici
             }
         }
     }
+}
+
+}  // namespace
+
+void window_logits(const ProtoPlan& proto, const void* frame, const MaskCoefficients& c, const MaskWindow& w,
+                   float* out, uint8_t* signs, std::vector<float>& cell_scratch) {
+    logits_only(proto, frame, c, w, out, cell_scratch);
+    kernels::mask_active().sign_row(out, size_t(w.rows) * size_t(w.cols), signs);  // rows are contiguous
 }
 
 }  // namespace detail

@@ -59,9 +59,12 @@ bool integer_path(const ProtoPlan& proto, const CoefPlan& coef);
 void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const float* dequantized,
                           const void* coef_frame, int row, int col, MaskCoefficients& out);
 
-// Logits of the window's cells, row-major, into out (window.rows * window.cols floats).
+// Logits of the window's cells, row-major, into out (window.rows * window.cols floats), and
+// their signs into signs (as many bytes: logit > 0, 1 or 0), what the prototype-grid masks copy:
+// one sign pass over the whole window while its logits are in L1, instead of one per crop row at
+// every render.
 void window_logits(const ProtoPlan& proto, const void* proto_frame, const MaskCoefficients& c,
-                   const MaskWindow& window, float* out, std::vector<float>& cell_scratch);
+                   const MaskWindow& window, float* out, uint8_t* signs, std::vector<float>& cell_scratch);
 
 }  // namespace detail
 }  // namespace hailo_decode

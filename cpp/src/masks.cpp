@@ -46,6 +46,24 @@ inline Tap tap(float scale, float offset, int dst, int n) {
 
 inline int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+// n bytes from s to d (not overlapping) in fixed-size moves, the last one overlapping the one
+// before it: a crop row is a few dozen bytes, where a memcpy call cost more than the copy.
+inline void copy_row(uint8_t* d, const uint8_t* s, size_t n) {
+    if (n >= 16) {
+        size_t i = 0;
+        for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
+        if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        std::memcpy(d, s, 8);
+        std::memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        std::memcpy(d, s, 4);
+        std::memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; ++i) d[i] = s[i];
+    }
+}
+
 // The source axis a sampling reads: n cells from `first` of the stage grid.
 struct Axis {
     int first, n;
@@ -410,6 +428,24 @@ size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g
            });
     gaps.finish();
     return set;
+}
+
+void render_proto_mask(const uint8_t* signs, const MaskWindow& win, const MaskGrid& g, const float crop[4],
+                       uint8_t* out, size_t row_stride) {
+    const MaskSampling s = sampling_to_proto(g);
+    int y0, y1, x0, x1;
+    if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return;
+    const int j0 = x0 - win.col0, j1 = x1 - win.col0;
+    const bool inside = j0 >= 0 && j1 <= win.cols;  // always, for the decoder's windows
+    for (int y = y0; y < y1; ++y) {
+        uint8_t* o = out + size_t(y) * row_stride + size_t(x0);
+        const uint8_t* v = signs + size_t(clampi(y - win.row0, 0, win.rows - 1)) * size_t(win.cols);
+        if (inside) {
+            copy_row(o, v + j0, size_t(j1 - j0));
+        } else {
+            for (int x = x0; x < x1; ++x) o[x - x0] = v[clampi(x - win.col0, 0, win.cols - 1)];
+        }
+    }
 }
 
 bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,

@@ -298,7 +298,8 @@ static void test_render_matches_whole_map() {
     uint32_t seed = 11;
     MaskScratch scratch;
     struct Case { int gh, gw, H, W; };
-    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{10, 10, 40, 40}, Case{7, 9, 21, 36}}) {
+    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{10, 10, 40, 40}, Case{7, 9, 21, 36},
+                          Case{20, 44, 80, 176}}) {  // the last: crop rows of more than 32 cells
         const MaskGrid g{cs.gh, cs.gw, cs.H, cs.W};
         std::vector<float> map(size_t(cs.gh) * cs.gw);
         // A smooth blob plus noise: signs change inside boxes.
@@ -354,6 +355,11 @@ static void test_render_matches_whole_map() {
                         ok = ok && pm[size_t(r) * cs.gw + c] == uint8_t(in_box && map[size_t(r) * cs.gw + c] > 0.0f);
                     }
                 CHECK(ok);
+                // The same mask copied from the window's sign bytes into a zeroed plane.
+                std::vector<uint8_t> signs(part.size()), from_signs(pm.size(), 0);
+                for (size_t i = 0; i < part.size(); ++i) signs[i] = part[i] > 0.0f;
+                render_proto_mask(signs.data(), w, g, pb, from_signs.data(), size_t(cs.gw));
+                CHECK(from_signs == pm);
             } else {
                 CHECK(ref_set == 0);
             }
@@ -482,7 +488,12 @@ static void test_window_logits() {
         for (const kernels::MaskTable* k : mask_tables()) {
             CHECK(kernels::select(k->name));
             std::vector<float> out(size_t(w.rows) * w.cols, 1e30f), cell;
-            window_logits(pplan, bytes.data(), mc, w, out.data(), cell);
+            std::vector<uint8_t> signs(out.size() + 8, 9);
+            window_logits(pplan, bytes.data(), mc, w, out.data(), signs.data(), cell);
+            bool signs_ok = true;  // logit > 0 for each, nothing written past the window
+            for (size_t i = 0; i < signs.size(); ++i)
+                signs_ok = signs_ok && signs[i] == (i < out.size() ? uint8_t(out[i] > 0.0f) : uint8_t(9));
+            CHECK(signs_ok);
             bool close = true;
             for (int r = 0; r < w.rows; ++r)
                 for (int c = 0; c < w.cols; ++c) {
@@ -584,6 +595,7 @@ static void test_decoder_masks() {
             CHECK(got == ref);
             CHECK(fm.windows[i].offset + size_t(fm.windows[i].rows) * fm.windows[i].cols <= fm.logit_count);
         }
+        for (size_t i = 0; i < fm.logit_count; ++i) CHECK(fm.signs[i] == uint8_t(fm.logits[i] > 0.0f));
         CHECK(dets[0].box[0] == 4.0f && dets[0].box[2] == 36.0f);
         // Detection A's mask: pixels of the box with logit > 0: the left half minus where the top
         // half's -1 wins (logit 2 - 1 = 1 > 0 there too), so the box's part left of x = 32 plus

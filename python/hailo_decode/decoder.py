@@ -234,7 +234,7 @@ class Decoder:
         if self._mask_grid is None:
             return Detections._trusted(*f, meta=self._meta)
         return Detections._trusted(f[0], f[1], f[2], meta=self._meta,
-                                   mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid))
+                                   mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid, f[6]))
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
                             max_bboxes_total: Optional[int] = None) -> np.ndarray:

@@ -49,13 +49,15 @@ def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[T
 class MaskLogits:
     """A frame's mask logits as the decoder left them (arrays this object owns): per detection a
     window of the prototype grid, windows (n, 4) int32 [row0, col0, rows, cols], its logits
-    row-major at logits[offsets[i]:], and the grid (proto_h, proto_w, input_h, input_w)."""
+    row-major at logits[offsets[i]:], and the grid (proto_h, proto_w, input_h, input_w); signs,
+    uint8 logits > 0 (what the prototype-grid masks copy; the decoder's, else computed here)."""
 
-    __slots__ = ("windows", "offsets", "logits", "grid")
+    __slots__ = ("windows", "offsets", "logits", "grid", "signs")
 
     def __init__(self, windows: np.ndarray, offsets: np.ndarray, logits: np.ndarray,
-                 grid: Tuple[int, int, int, int]) -> None:
+                 grid: Tuple[int, int, int, int], signs: Optional[np.ndarray] = None) -> None:
         self.windows, self.offsets, self.logits, self.grid = windows, offsets, logits, grid
+        self.signs = (np.asarray(logits) > 0).view(np.uint8) if signs is None else signs
 
     def render(self, crops: np.ndarray, sampling: Tuple[Any, ...], out: Optional[np.ndarray] = None,
                crop_scale: Optional[Tuple[float, float]] = None) -> np.ndarray:
@@ -189,10 +191,12 @@ class Detections:
             raise ValueError("these Detections have no prototype logits (not decoded from a -seg model's raw outputs)")
         if self._mask_view is not None:
             raise ValueError("masks_at_proto is for the Detections the decoder returned, not after to_original")
-        ph, pw, ih, iw = ml.grid
-        # The box scaled to the grid in float32, as Ultralytics multiplies by (mw / W, mh / H): the
-        # ratios rounded to float32 and the float32 products, done in C++ (saves two NumPy calls).
-        return ml.render(self.boxes_as("xyxy_pixels"), _core.mask_sampling_proto(ml.grid), out, (pw / iw, ph / ih))
+        # One C++ call: the box scaled to the grid in float32 as Ultralytics multiplies by (mw / W,
+        # mh / H) (the ratios rounded to float32, the float32 products), `out` checked, the crops'
+        # rows copied from the sign bytes.
+        masks: np.ndarray = _core.render_proto_masks(ml.signs, ml.windows, ml.offsets, self.boxes_as("xyxy_pixels"),
+                                                     ml.grid, out)
+        return masks
 
     def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
                            mask_budget: Optional[int] = None) -> np.ndarray:

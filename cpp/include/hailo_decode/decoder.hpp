@@ -64,6 +64,7 @@ public:
         size_t count = 0;
         const float* logits = nullptr;
         size_t logit_count = 0;
+        const uint8_t* signs = nullptr;  // logit_count bytes, 1 where the logit is > 0 (render_proto_mask)
     };
     FrameMasks masks(size_t index) const;
     MaskGrid mask_grid() const;

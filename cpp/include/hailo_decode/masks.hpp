@@ -79,6 +79,14 @@ size_t render_mask(const float* logits, const MaskWindow& window, const MaskGrid
                    const float crop_xyxy[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
                    MaskScratch& scratch, bool out_zeroed = false);
 
+// The prototype-grid mask (sampling_to_proto: each pixel its own cell's logit > 0) of a window
+// from its sign bytes (`signs`: one byte per logit, 1 where it is > 0, row-major as the logits;
+// Decoder::FrameMasks::signs), cropped to crop_xyxy (prototype-grid pixels), into out (the whole
+// grid, row_stride bytes a row), which must hold zeros already: only the crop's pixels are written,
+// each a copy of its cell's byte. The same bytes as render_mask with sampling_to_proto.
+void render_proto_mask(const uint8_t* signs, const MaskWindow& window, const MaskGrid& g, const float crop_xyxy[4],
+                       uint8_t* out, size_t row_stride);
+
 // Whether any pixel of the crop would be set (stops at the first), without writing a mask.
 bool mask_has_pixels(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,
                      const float crop_xyxy[4], MaskScratch& scratch);

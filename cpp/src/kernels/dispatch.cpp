@@ -37,16 +37,21 @@ bool cpu_has_avxvnni() {
 #endif
 }
 
-// The "avxvnni" level: AVX2's kernels here, the mask table's integer window kernel with VNNI
-// (mask_kernels.hpp); a level of its own so that HAILO_DECODE_SIMD and select() choose it.
+// A level that differs from `base` only in the mask table's integer window kernel (`mask`,
+// mask_kernels.hpp): base's kernels here under the level's name, a level of its own so that
+// HAILO_DECODE_SIMD and select() choose it. `slot` holds the copy; nullptr where either table is
+// not built.
+const Table* mask_only_level(const Table* base, const MaskTable* mask, const char* name, Table& slot) {
+    if (!base || !mask) return nullptr;
+    slot = *base;
+    slot.name = name;
+    return &slot;
+}
+
+// The "avxvnni" level: AVX2's kernels, the window kernel with VNNI.
 const Table* avxvnni_table() {
-    static const Table* table = []() -> const Table* {
-        const Table* avx2 = avx2_table();
-        if (!avx2 || !mask_avxvnni_table()) return nullptr;
-        static Table t = *avx2;
-        t.name = "avxvnni";
-        return &t;
-    }();
+    static Table slot;
+    static const Table* table = mask_only_level(avx2_table(), mask_avxvnni_table(), "avxvnni", slot);
     return table;
 }
 
@@ -61,14 +66,10 @@ bool cpu_has_avx512vnni() {
 #endif
 }
 
+// The "avx512vnni" level: AVX2's kernels, the window kernel with AVX-512 VNNI.
 const Table* avx512vnni_table() {
-    static const Table* table = []() -> const Table* {
-        const Table* avx2 = avx2_table();
-        if (!avx2 || !mask_avx512vnni_table()) return nullptr;
-        static Table t = *avx2;
-        t.name = "avx512vnni";
-        return &t;
-    }();
+    static Table slot;
+    static const Table* table = mask_only_level(avx2_table(), mask_avx512vnni_table(), "avx512vnni", slot);
     return table;
 }
 
@@ -82,15 +83,10 @@ bool cpu_has_asimddp() {
 #endif
 }
 
-// The "neondot" level: plain NEON's kernels here, the mask table's integer window kernel with udot.
+// The "neondot" level: plain NEON's kernels, the window kernel with udot.
 const Table* neondot_table() {
-    static const Table* table = []() -> const Table* {
-        const Table* neon = neon_table();
-        if (!neon || !mask_neondot_table()) return nullptr;
-        static Table t = *neon;
-        t.name = "neondot";
-        return &t;
-    }();
+    static Table slot;
+    static const Table* table = mask_only_level(neon_table(), mask_neondot_table(), "neondot", slot);
     return table;
 }
 
