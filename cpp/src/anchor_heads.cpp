@@ -110,10 +110,10 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
                 for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.cls_scorer, *h.cls, h.obj_scorer.lut[q]);
             }
             if (h.main->dtype == DType::U8) {
-                h.exp_wh.resize(512);
+                h.size_wh.resize(512);
                 for (size_t k = 0; k < 2; ++k)
                     for (size_t q = 0; q < 256; ++q)
-                        h.exp_wh[k * 256 + q] = std::exp(h.main_scorer.lut[(2 + k) * h.main_scorer.lut_stride + q]);
+                        h.size_wh[k * 256 + q] = yolox_size(h, int(k), std::exp(h.main_scorer.lut[(2 + k) * h.main_scorer.lut_stride + q]));
             }
         }
         heads_.push_back(std::move(h));
@@ -308,11 +308,14 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
         }
 }
 
-void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty, float ew, float eh, float b[4]) const {
+float AnchorHeads::yolox_size(const Head& h, int axis, float e) const {
+    if (cfg_.settings.hailort_decode) return e / float(axis == 0 ? h.main->width : h.main->height);
+    return e * float(h.stride);
+}
+
+void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const {
     if (cfg_.settings.hailort_decode) {
         const float grid_w = float(h.main->width), grid_h = float(h.main->height);
-        const float w = ew / grid_w;
-        const float hh = eh / grid_h;
         const float xc = (tx + float(col)) / grid_w;
         const float yc = (ty + float(row)) / grid_h;
         const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
@@ -320,7 +323,6 @@ void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty,
     } else {
         const float stride = float(h.stride);
         const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
-        const float w = ew * stride, hh = eh * stride;
         b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
     }
 }
@@ -378,42 +380,60 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     const TensorView& rv = *h.main;
     const TensorView& cv = *h.cls;
     const bool inclusive = cfg_.settings.score_inclusive;
-    const int nc = cfg_.num_classes;
+    const size_t nc = size_t(cfg_.num_classes);  // at most 256 here
     const float* obj_lut = h.obj_scorer.lut.data();
     const float* cls_lut = h.cls_scorer.lut.data();  // one table: per-tensor quantization
     const float* reg_lut = h.main_scorer.lut.data();
     const size_t reg_lut_stride = h.main_scorer.lut_stride;
-    const float* exp_w = h.exp_wh.data();
-    const float* exp_h = exp_w + 256;
+    const float* size_w = h.size_wh.data();
+    const float* size_h = size_w + 256;
     const int32_t* cut_of = h.cut_by_obj.data();
     const float* thresholds = thresholds_.data();
     const size_t r_off[4] = {rv.channel_offset[0], rv.channel_offset[1], rv.channel_offset[2], rv.channel_offset[3]};
     const kernels::Table& k = kernels::active();
-    yolox_gate(h, obj, [&](int row, int col, size_t o) {
-        const int32_t cut = cut_of[obj[o]];
-        if (cut > 255) return;  // no class byte can pass with this objectness
-        const float objectness = obj_lut[obj[o]];
-        const uint8_t* bytes = cls + cv.cell(row, col);
-        const uint32_t box_index = uint32_t(boxes.size());
-        bool any = false;
-        uint32_t hits[256];
-        for (int first = 0; first < nc; first += 256) {
-            const size_t found = k.scan_u8_uniform(bytes + first, uint8_t(cut), size_t(std::min(256, nc - first)), hits);
-            for (size_t j = 0; j < found; ++j) {
-                const int c = first + int(hits[j]);
-                const float score = cls_lut[bytes[c]] * objectness;
+    // The passing cells are gathered in batches and their class bytes scanned in one kernel call
+    // a batch; the batch's candidates and boxes then follow in cell order, as one by one.
+    constexpr size_t kBatch = 16;
+    size_t offsets[kBatch];
+    uint8_t cuts[kBatch];
+    int rows[kBatch], cols[kBatch];
+    float objectness[kBatch];
+    uint32_t hits[kBatch * 256];
+    size_t n = 0;
+    auto flush = [&] {
+        const size_t found = k.scan_u8_cells(cls, offsets, cuts, n, nc, hits);
+        for (size_t j = 0; j < found;) {
+            const size_t i = hits[j] >> 8;
+            const uint32_t box_index = uint32_t(boxes.size());
+            const uint8_t* bytes = cls + offsets[i];
+            bool any = false;
+            for (; j < found && (hits[j] >> 8) == i; ++j) {
+                const int c = int(hits[j] & 255u);
+                const float score = cls_lut[bytes[c]] * objectness[i];
                 if (!score_passes(score, thresholds[c], inclusive)) continue;
                 add_candidate(candidates, score, c, box_index);
                 any = true;
             }
+            if (!any) continue;  // a passing objectness with no passing class costs no box
+            const uint8_t* r = reg + rv.cell(rows[i], cols[i]);
+            float b[4];
+            yolox_box(h, rows[i], cols[i], reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], size_w[r[r_off[2]]],
+                      size_h[r[r_off[3]]], b);
+            store_box(h, rows[i], cols[i], b, boxes);
         }
-        if (!any) return;  // a passing objectness with no passing class costs no box
-        const uint8_t* r = reg + rv.cell(row, col);
-        float b[4];
-        yolox_box(h, row, col, reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], exp_w[r[r_off[2]]],
-                  exp_h[r[r_off[3]]], b);
-        store_box(h, row, col, b, boxes);
+        n = 0;
+    };
+    yolox_gate(h, obj, [&](int row, int col, size_t o) {
+        const int32_t cut = cut_of[obj[o]];
+        if (cut > 255) return;  // no class byte can pass with this objectness
+        offsets[n] = cv.cell(row, col);
+        cuts[n] = uint8_t(cut);
+        rows[n] = row;
+        cols[n] = col;
+        objectness[n] = obj_lut[obj[o]];
+        if (++n == kBatch) flush();
     });
+    if (n) flush();
 }
 
 template <typename T>
@@ -423,7 +443,7 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
     const TensorView& ov = *h.obj;
     const TensorView& cv = *h.cls;
     if constexpr (std::is_same<T, uint8_t>::value) {
-        if (!h.cut_by_obj.empty() && cv.contiguous_channels && cfg_.settings.multi_label) {
+        if (!h.cut_by_obj.empty() && cv.contiguous_channels && cfg_.settings.multi_label && cfg_.num_classes <= 256) {
             yolox_u8(h, reg, obj, cls, candidates, boxes);
             return;
         }
@@ -434,7 +454,7 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
         auto box_of = [&](float b[4]) {
             const size_t rc = rv.cell(row, col);
             auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
-            yolox_box(h, row, col, r(0), r(1), std::exp(r(2)), std::exp(r(3)), b);
+            yolox_box(h, row, col, r(0), r(1), yolox_size(h, 0, std::exp(r(2))), yolox_size(h, 1, std::exp(r(3))), b);
         };
         const size_t cc = cv.cell(row, col);
         int32_t cut;

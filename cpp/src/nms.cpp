@@ -47,16 +47,35 @@ void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists,
 
 namespace {
 
+constexpr uint32_t kNoStart = ~uint32_t(0);
+
 template <bool kYxyx>
 void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
                  int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
+    if (n == 0) return;  // nothing to carve lists for (a frame where nothing passes)
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
-    carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
+    // Between calls every list's count and every class's output count are 0 and every start is
+    // unset; only the lists and classes of this frame's candidates are set up and reset, in the
+    // order they first appear (work per candidate, not per class: most frames hold a few classes).
+    if (ws.count.size() != lists) {
+        ws.count.assign(lists, 0);
+        ws.start.assign(lists, kNoStart);
+    }
+    if (ws.output_of_class.size() != size_t(num_classes)) ws.output_of_class.assign(size_t(num_classes), 0);
+    auto list_of = [&](size_t i) { return s.agnostic ? size_t(0) : size_t(sorted[i].class_id); };
+    for (size_t i = 0; i < n; ++i) ++ws.count[list_of(i)];
+    uint32_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = list_of(i);
+        if (ws.start[l] != kNoStart) continue;
+        ws.start[l] = at;
+        at += ws.count[l];
+        ws.count[l] = 0;
+    }
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);
-    ws.output_of_class.assign(size_t(num_classes), 0);
     const kernels::Table& k = kernels::active();
     const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
     int64_t total = 0;
@@ -98,6 +117,12 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         det.class_id = c.class_id;
         det.head = b.head;
         det.cell = b.cell;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = list_of(i);
+        ws.count[l] = 0;
+        ws.start[l] = kNoStart;
+        ws.output_of_class[size_t(sorted[i].class_id)] = 0;
     }
 }
 

@@ -139,6 +139,32 @@ static void test_kernels_agree() {
                 v16[off + at] = 0;
             }
     }
+    // The class scan of a batch of cells: against the definition (every path), for cell widths
+    // below, at and between the vector widths, up to 256; limits 0 (every byte), 255 and in
+    // between, one per cell; cells with gaps between them, the buffer ending at the last cell's
+    // last byte (a read past it would be out of bounds in sanitizer builds).
+    for (size_t count : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 80u, 100u, 255u, 256u}) {
+        for (size_t n : {0u, 1u, 3u, 16u}) {
+            const size_t pitch = count + 5;
+            std::vector<uint8_t> buf(n ? (n - 1) * pitch + count : 0);
+            for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 24);
+            std::vector<size_t> offsets(n);
+            std::vector<uint8_t> limits(n);
+            for (size_t i = 0; i < n; ++i) {
+                offsets[i] = (n - 1 - i) * pitch;  // any order: the cells are listed, not walked
+                const uint32_t pick = lcg(seed) >> 29;
+                limits[i] = uint8_t(pick == 0 ? 0 : pick == 1 ? 255 : 150 + (lcg(seed) >> 27));
+            }
+            std::vector<uint32_t> want, got(n * count + 1);
+            for (size_t i = 0; i < n; ++i)
+                for (size_t c = 0; c < count; ++c)
+                    if (buf[offsets[i] + c] >= limits[i]) want.push_back(uint32_t(i << 8 | c));
+            for (const kernels::Table* k : tables()) {
+                const size_t found = k->scan_u8_cells(buf.data(), offsets.data(), limits.data(), n, count, got.data());
+                CHECK(found == want.size() && std::equal(want.begin(), want.end(), got.begin()));
+            }
+        }
+    }
     // The per-cell maximum: against the definition (every path), for cell widths below, at and
     // between the vector widths, cell counts around the 8-cell groups, pitches with gaps, and the
     // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
