@@ -1,6 +1,7 @@
 #include "nms.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "kernels/iou_scalar.hpp"
 #include "kernels/kernels.hpp"
@@ -9,8 +10,54 @@ namespace hailo_decode {
 namespace detail {
 
 constexpr size_t kShortList = 8;
+constexpr size_t kRankMax = 64;
+
+namespace {
+
+// Few candidates (n <= kRankMax): each one's place in the order is counted, without a branch
+// on the scores (a comparison sort's branches mispredict about once per element). place[i] is
+// the number of scores above candidate i's, plus, when scores are equal, the number of those
+// listed before it: the stable order. That is std::sort's order too when no two scores are
+// equal, and at up to 16 candidates whatever they are (libstdc++'s std::sort is then an
+// insertion sort, which is stable). Returns false, leaving it to std::sort, for HailoRT's order
+// of more than 16 candidates with equal scores.
+bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_t* place) {
+    const size_t n = c.size();
+    // Scores padded with -inf to a multiple of 8 (above no score, equal to none: candidates'
+    // scores pass a threshold), so that the counting loops run in whole vectors.
+    alignas(32) float s[kRankMax];
+    const size_t m = (n + 7) & ~size_t(7);
+    for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
+    size_t equal = 0;  // pairs (i, j) with equal scores, i == j included
+    for (size_t i = 0; i < n; ++i) {
+        const float x = s[i];
+        int32_t above = 0, same = 0;
+        for (size_t j = 0; j < m; ++j) {
+            above -= -int32_t(s[j] > x);
+            same -= -int32_t(s[j] == x);
+        }
+        place[i] = uint32_t(above);
+        equal += size_t(same);
+    }
+    if (equal == n) return true;  // no two equal
+    if (hailort_sort && n > 16) return false;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < i; ++j) place[i] += uint32_t(s[j] == s[i]);
+    return true;
+}
+
+}  // namespace
 
 void sort_candidates(ScratchVector<Candidate>& c, bool hailort_sort, SortScratch& scratch) {
+    if (c.size() <= kRankMax) {
+        uint32_t place[kRankMax];
+        if (place_by_rank(c, hailort_sort, place)) {
+            scratch.sorted.resize(c.size());
+            for (size_t i = 0; i < c.size(); ++i) scratch.sorted[place[i]] = c[i];
+            c.swap(scratch.sorted);
+            return;
+        }
+    }
     // std::sort moves (score, position) pairs of 8 bytes instead of the 16-byte candidates, then
     // the candidates are gathered once. The permutation is the same: std::sort's depends only on
     // the comparisons it sees, and the pairs compare as the candidates do.

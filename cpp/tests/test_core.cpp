@@ -443,6 +443,34 @@ static void test_scan_strategies() {
     }
 }
 
+// sort_candidates against std::sort with HailoRT's comparator and std::stable_sort, on lists of
+// every length around the counting path's limits (16: libstdc++'s insertion sort; 64), with
+// scores drawn from few values (many ties), from many (few ties), and +0 against -0 (equal).
+static void test_sort_candidates_orders() {
+    uint32_t seed = 2024;
+    for (size_t n = 0; n <= 70; ++n)
+        for (uint32_t levels : {2u, 5u, 1000000u, 0u}) {
+            ScratchVector<Candidate> c(n);
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t r = lcg(seed) >> 8;
+                const float score = levels ? float(r % levels) / float(levels) : (r & 1 ? 0.0f : -0.0f);
+                c[i] = {score, int32_t(r % 3), uint32_t(i)};
+            }
+            for (bool hailort : {true, false}) {
+                ScratchVector<Candidate> want = c, got = c;
+                if (hailort)
+                    std::sort(want.begin(), want.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+                else
+                    std::stable_sort(want.begin(), want.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+                SortScratch scratch;
+                sort_candidates(got, hailort, scratch);
+                bool same = got.size() == want.size();
+                for (size_t i = 0; same && i < n; ++i) same = got[i].box == want[i].box;
+                CHECK(same);
+            }
+        }
+}
+
 static void test_nms_caps_and_ties() {
     // Three identical boxes of class 0 with scores 0.9, 0.8, 0.8 and one of class 1.
     ScratchVector<Box> boxes{{{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}};
@@ -711,6 +739,7 @@ int main() {
     test_no_allocation_after_warmup();
     test_thread_pool();
     test_threads_same_results();
+    test_sort_candidates_orders();
     test_nms_caps_and_ties();
     test_pack();
     test_decoder_end_to_end();
