@@ -23,23 +23,20 @@ namespace {
 // of more than 16 candidates with equal scores.
 bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_t* place) {
     const size_t n = c.size();
-    // Scores padded with -inf to a multiple of 8 (above no score, equal to none: candidates'
-    // scores pass a threshold), so that the counting loops run in whole vectors.
+    // Scores padded with -inf to a multiple of 8 (above no score), so that the counting loop
+    // runs in whole vectors.
     alignas(32) float s[kRankMax];
     const size_t m = (n + 7) & ~size_t(7);
     for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
-    size_t equal = 0;  // pairs (i, j) with equal scores, i == j included
+    uint64_t taken = 0;  // places counted so far: equal scores count the same place
     for (size_t i = 0; i < n; ++i) {
         const float x = s[i];
-        int32_t above = 0, same = 0;
-        for (size_t j = 0; j < m; ++j) {
-            above -= -int32_t(s[j] > x);
-            same -= -int32_t(s[j] == x);
-        }
+        int32_t above = 0;
+        for (size_t j = 0; j < m; ++j) above -= -int32_t(s[j] > x);
         place[i] = uint32_t(above);
-        equal += size_t(same);
+        taken |= uint64_t(1) << above;
     }
-    if (equal == n) return true;  // no two equal
+    if (n == 64 ? ~taken == 0 : taken == (uint64_t(1) << n) - 1) return true;  // no two equal
     if (hailort_sort && n > 16) return false;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < i; ++j) place[i] += uint32_t(s[j] == s[i]);
