@@ -10,11 +10,11 @@ namespace hailo_decode {
 namespace detail {
 
 constexpr size_t kShortList = 8;
-constexpr size_t kRankMax = 64;
+constexpr size_t kRankMax = 128;
 
 namespace {
 
-// Few candidates (n <= kRankMax): each one's place in the order is counted, without a branch
+// Up to kRankMax candidates: each one's place in the order is counted, without a branch
 // on the scores (a comparison sort's branches mispredict about once per element). place[i] is
 // the number of scores above candidate i's, plus, when scores are equal, the number of those
 // listed before it: the stable order. That is std::sort's order too when no two scores are
@@ -28,15 +28,18 @@ bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_
     alignas(32) float s[kRankMax];
     const size_t m = (n + 7) & ~size_t(7);
     for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
-    uint64_t taken = 0;  // places counted so far: equal scores count the same place
+    uint64_t taken[kRankMax / 64] = {};  // places counted: equal scores count to one place
     for (size_t i = 0; i < n; ++i) {
         const float x = s[i];
         int32_t above = 0;
         for (size_t j = 0; j < m; ++j) above -= -int32_t(s[j] > x);
         place[i] = uint32_t(above);
-        taken |= uint64_t(1) << above;
+        taken[above / 64] |= uint64_t(1) << (above % 64);
     }
-    if (n == 64 ? ~taken == 0 : taken == (uint64_t(1) << n) - 1) return true;  // no two equal
+    size_t places = 0;
+    for (uint64_t t : taken)
+        for (; t; t &= t - 1) ++places;
+    if (places == n) return true;  // n places: no two scores equal
     if (hailort_sort && n > 16) return false;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < i; ++j) place[i] += uint32_t(s[j] == s[i]);
@@ -121,39 +124,48 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);
     const kernels::Table& k = kernels::active();
-    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
+    // Settings and arrays read into locals: the output's growth (a call that may allocate) would
+    // otherwise make the compiler read them again for every candidate.
+    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0, agnostic = s.agnostic;
+    const int64_t max_per_class = s.max_per_class, max_total = s.max_total;
+    const float iou_threshold = s.iou_threshold;
+    const bool iou_inclusive = s.iou_inclusive;
+    float *const ay0 = ws.y0.data(), *const ax0 = ws.x0.data(), *const ay1 = ws.y1.data(), *const ax1 = ws.x1.data(),
+                 *const a_area = ws.area.data();
+    uint32_t *const list_start = ws.start.data(), *const list_count = ws.count.data();
+    int64_t* const output_of_class = ws.output_of_class.data();
+    const Box* const box_at = boxes.data();
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
-        if (capped_total && total >= s.max_total) break;  // nothing later can be output
+        if (capped_total && total >= max_total) break;  // nothing later can be output
         const Candidate& c = sorted[i];
         const size_t cls = size_t(c.class_id);
-        const bool class_full = capped_class && ws.output_of_class[cls] >= s.max_per_class;
+        const bool class_full = capped_class && output_of_class[cls] >= max_per_class;
         // Class-aware: a box of a full class can neither be output nor suppress an outputable box.
         // Agnostic: it may still suppress boxes of other classes, so it goes through NMS.
-        if (class_full && !s.agnostic) continue;
-        const Box& b = boxes[c.box];
+        if (class_full && !agnostic) continue;
+        const Box& b = box_at[c.box];
         const float canon[4] = {b.v[kYxyx ? 0 : 1], b.v[kYxyx ? 1 : 0], b.v[kYxyx ? 2 : 3], b.v[kYxyx ? 3 : 2]};
         const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
-        const size_t list = s.agnostic ? 0 : cls;
-        const size_t first = ws.start[list], n_kept = ws.count[list];
-        const float *y0 = ws.y0.data() + first, *x0 = ws.x0.data() + first, *y1 = ws.y1.data() + first,
-                    *x1 = ws.x1.data() + first, *ka = ws.area.data() + first;
+        const size_t list = agnostic ? 0 : cls;
+        const size_t first = list_start[list], n_kept = list_count[list];
+        const float *y0 = ay0 + first, *x0 = ax0 + first, *y1 = ay1 + first, *x1 = ax1 + first, *ka = a_area + first;
         // Most kept lists are a few boxes long: below a vector's width the scalar test runs inline
         // (the same result as the kernel, which would fall back to it anyway).
         const bool suppressed =
             n_kept < kShortList
-                ? kernels::any_iou_over_scalar(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive)
-                : k.any_iou_over(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive);
+                ? kernels::any_iou_over_scalar(y0, x0, y1, x1, ka, n_kept, canon, area, iou_threshold, iou_inclusive)
+                : k.any_iou_over(y0, x0, y1, x1, ka, n_kept, canon, area, iou_threshold, iou_inclusive);
         if (suppressed) continue;
         const size_t slot = first + n_kept;
-        ws.y0[slot] = canon[0];
-        ws.x0[slot] = canon[1];
-        ws.y1[slot] = canon[2];
-        ws.x1[slot] = canon[3];
-        ws.area[slot] = area;
-        ++ws.count[list];
+        ay0[slot] = canon[0];
+        ax0[slot] = canon[1];
+        ay1[slot] = canon[2];
+        ax1[slot] = canon[3];
+        a_area[slot] = area;
+        ++list_count[list];
         if (class_full) continue;
-        ++ws.output_of_class[cls];
+        ++output_of_class[cls];
         ++total;
         Detection& det = out.emplace_back();  // in place: a braced temporary would be copied whole
         for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];

@@ -444,11 +444,11 @@ static void test_scan_strategies() {
 }
 
 // sort_candidates against std::sort with HailoRT's comparator and std::stable_sort, on lists of
-// every length around the counting path's limits (16: libstdc++'s insertion sort; 64), with
+// every length around the counting path's limits (16: libstdc++'s insertion sort; 128), with
 // scores drawn from few values (many ties), from many (few ties), and +0 against -0 (equal).
 static void test_sort_candidates_orders() {
     uint32_t seed = 2024;
-    for (size_t n = 0; n <= 70; ++n)
+    for (size_t n = 0; n <= 140; n += n < 24 || (n > 120 && n < 136) ? 1 : 7)
         for (uint32_t levels : {2u, 5u, 1000000u, 0u}) {
             ScratchVector<Candidate> c(n);
             for (size_t i = 0; i < n; ++i) {
