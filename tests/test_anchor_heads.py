@@ -181,6 +181,38 @@ def test_yolox_hailort_preset_is_hailorts_op_bit_for_bit(dtype, seed):
     np.testing.assert_array_equal(got.boxes, boxes)
 
 
+@pytest.mark.parametrize("nc", [1, 256, 300])
+def test_yolox_uint8_paths_per_channel_reg_and_many_classes(nc):
+    """The uint8 decode takes the class bytes of batches of passing cells from one kernel call,
+    up to 256 classes (more: the general path), and its boxes' sizes from a table of each reg
+    code made with the decoder (here reg with its own quantization per channel). Both against
+    HailoRT's op, with equal scores across cells and batches (few levels, many passing cells)."""
+    rng = np.random.default_rng(7 + nc)
+    heads_raw, quant, outputs, heads, raw = [], [], [], [], {}
+    qr = (np.array([120.0, 130.0, 128.0, 125.0]), np.array([0.02, 0.03, 0.04, 0.05]))
+    for stride in (8, 16, 32):
+        g = 128 // stride
+        reg = rng.integers(0, 256, size=(g, g, 4)).astype(np.uint8)
+        obj = (np.where(rng.random((g, g, 1)) < 0.5, rng.integers(4, 8, (g, g, 1)), 0) * 36).astype(np.uint8)
+        cls = (rng.integers(0, 8, size=(g, g, nc)) * 36).astype(np.uint8)
+        names = [f"x/reg{stride}", f"x/obj{stride}", f"x/cls{stride}"]
+        for n, a, q in zip(names, (reg, obj, cls), (qr, (0.0, 1 / 255), (0.0, 1 / 255))):
+            zp, scale = (tuple(float(v) for v in q[0]), tuple(float(v) for v in q[1])) if n.startswith("x/reg") else q
+            outputs.append(hd.OutputInfo(n, a.shape, zp=zp, scale=scale))
+            raw[n] = a
+        heads_raw.append((reg, obj, cls))
+        quant.append((qr, (0.0, 1 / 255), (0.0, 1 / 255)))
+        heads.append(hd.YoloxHead(names[0], names[1], names[2], stride))
+    cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), score_threshold=0.2, iou_threshold=0.65,
+                           max_per_class=1000)
+    got = hd.Decoder(cfg)(raw)
+    boxes, scores, classes = yolox_op(heads_raw, quant, num_classes=nc, score_th=0.2, iou_th=0.65, max_per_class=1000)
+    assert len(scores) > 20 and len(np.unique(scores)) < len(scores)  # ties among the rows kept
+    np.testing.assert_array_equal(got.scores, scores)
+    np.testing.assert_array_equal(got.class_ids, classes)
+    np.testing.assert_array_equal(got.boxes, boxes)
+
+
 def test_yolox_expf_is_the_c_librarys():
     """HailoRT's exp on a float32 is the C library's expf; a correctly rounded exp (float64 then
     rounded) differs from it on a few inputs. The decoder follows expf: its boxes equal the model's

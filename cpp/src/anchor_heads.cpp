@@ -109,6 +109,12 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
                 h.cut_by_obj.resize(256);
                 for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.cls_scorer, *h.cls, h.obj_scorer.lut[q]);
             }
+            if (h.main->dtype == DType::U8) {
+                h.size_wh.resize(512);
+                for (size_t k = 0; k < 2; ++k)
+                    for (size_t q = 0; q < 256; ++q)
+                        h.size_wh[k * 256 + q] = yolox_size(h, int(k), std::exp(h.main_scorer.lut[(2 + k) * h.main_scorer.lut_stride + q]));
+            }
         }
         heads_.push_back(std::move(h));
     }
@@ -201,6 +207,11 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
     if (!any) return;
     float b[4];
     box_of(b);
+    store_box(h, row, col, b, boxes);
+}
+
+void AnchorHeads::store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const {
+    const Settings& s = cfg_.settings;
     // b: HailoRT's normalized (y_min, x_min, y_max, x_max), or the repository's pixel (x1, y1, x2, y2).
     float y0, x0, y1, x1;
     if (s.hailort_decode) {
@@ -297,35 +308,153 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
         }
 }
 
+float AnchorHeads::yolox_size(const Head& h, int axis, float e) const {
+    if (cfg_.settings.hailort_decode) return e / float(axis == 0 ? h.main->width : h.main->height);
+    return e * float(h.stride);
+}
+
+void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const {
+    if (cfg_.settings.hailort_decode) {
+        const float grid_w = float(h.main->width), grid_h = float(h.main->height);
+        const float xc = (tx + float(col)) / grid_w;
+        const float yc = (ty + float(row)) / grid_h;
+        const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+        b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+    } else {
+        const float stride = float(h.stride);
+        const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
+        b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+    }
+}
+
+template <typename T, typename Cell>
+void AnchorHeads::yolox_gate(const Head& h, const T* obj, Cell cell) const {
+    const TensorView& ov = *h.obj;
+    const int height = ov.height, width = ov.width;
+    if constexpr (!std::is_same<T, float>::value) {
+        if (ov.col_stride == 1) {
+            // Objectness values side by side in a row: the gate is the SIMD scan against one
+            // limit, in column order.
+            const int32_t q_min = h.obj_scorer.q_min[0];
+            if (q_min > int32_t(std::numeric_limits<T>::max())) return;  // nothing can pass
+            const kernels::Table& k = kernels::active();
+            constexpr size_t kChunk = 1024;  // values per scan call (hits on the stack)
+            uint32_t hits[kChunk];
+            auto scan = [&](const T* values, size_t n) {
+                if constexpr (std::is_same<T, uint8_t>::value) return k.scan_u8_uniform(values, uint8_t(q_min), n, hits);
+                else return k.scan_u16_uniform(values, uint16_t(q_min), n, hits);
+            };
+            const size_t first = ov.channel_offset[0];
+            if (ov.row_stride == size_t(width)) {
+                // Rows back to back: a chunk at a time across rows (a few calls a head instead of
+                // one per row), each hit's row and column from its position.
+                const size_t n_cells = size_t(height) * size_t(width);
+                for (size_t start = 0; start < n_cells; start += kChunk) {
+                    const size_t found = scan(obj + first + start, std::min(kChunk, n_cells - start));
+                    for (size_t j = 0; j < found; ++j) {
+                        const uint32_t at = uint32_t(start + hits[j]);
+                        cell(int(at / uint32_t(width)), int(at % uint32_t(width)), first + at);
+                    }
+                }
+                return;
+            }
+            for (int row = 0; row < height; ++row) {
+                const size_t row_first = ov.cell(row, 0) + first;
+                for (int start = 0; start < width; start += int(kChunk)) {
+                    const size_t found = scan(obj + row_first + size_t(start), std::min(kChunk, size_t(width - start)));
+                    for (size_t j = 0; j < found; ++j) cell(row, start + int(hits[j]), row_first + size_t(start) + hits[j]);
+                }
+            }
+            return;
+        }
+    }
+    for (int row = 0; row < height; ++row)
+        for (int col = 0; col < width; ++col) {
+            const size_t o = ov.cell(row, col) + ov.channel_offset[0];
+            if (raw_passes(h.obj_scorer, obj[o], 0)) cell(row, col, o);
+        }
+}
+
+void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj, const uint8_t* cls,
+                           ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
+    const TensorView& rv = *h.main;
+    const TensorView& cv = *h.cls;
+    const bool inclusive = cfg_.settings.score_inclusive;
+    const size_t nc = size_t(cfg_.num_classes);  // at most 256 here
+    const float* obj_lut = h.obj_scorer.lut.data();
+    const float* cls_lut = h.cls_scorer.lut.data();  // one table: per-tensor quantization
+    const float* reg_lut = h.main_scorer.lut.data();
+    const size_t reg_lut_stride = h.main_scorer.lut_stride;
+    const float* size_w = h.size_wh.data();
+    const float* size_h = size_w + 256;
+    const int32_t* cut_of = h.cut_by_obj.data();
+    const float* thresholds = thresholds_.data();
+    const size_t r_off[4] = {rv.channel_offset[0], rv.channel_offset[1], rv.channel_offset[2], rv.channel_offset[3]};
+    const kernels::Table& k = kernels::active();
+    // The passing cells are gathered in batches and their class bytes scanned in one kernel call
+    // a batch; the batch's candidates and boxes then follow in cell order, as one by one.
+    constexpr size_t kBatch = 16;
+    size_t offsets[kBatch];
+    uint8_t cuts[kBatch];
+    int rows[kBatch], cols[kBatch];
+    float objectness[kBatch];
+    uint32_t hits[kBatch * 256];
+    size_t n = 0;
+    auto flush = [&] {
+        const size_t found = k.scan_u8_cells(cls, offsets, cuts, n, nc, hits);
+        for (size_t j = 0; j < found;) {
+            const size_t i = hits[j] >> 8;
+            const uint32_t box_index = uint32_t(boxes.size());
+            const uint8_t* bytes = cls + offsets[i];
+            bool any = false;
+            for (; j < found && (hits[j] >> 8) == i; ++j) {
+                const int c = int(hits[j] & 255u);
+                const float score = cls_lut[bytes[c]] * objectness[i];
+                if (!score_passes(score, thresholds[c], inclusive)) continue;
+                add_candidate(candidates, score, c, box_index);
+                any = true;
+            }
+            if (!any) continue;  // a passing objectness with no passing class costs no box
+            const uint8_t* r = reg + rv.cell(rows[i], cols[i]);
+            float b[4];
+            yolox_box(h, rows[i], cols[i], reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], size_w[r[r_off[2]]],
+                      size_h[r[r_off[3]]], b);
+            store_box(h, rows[i], cols[i], b, boxes);
+        }
+        n = 0;
+    };
+    yolox_gate(h, obj, [&](int row, int col, size_t o) {
+        const int32_t cut = cut_of[obj[o]];
+        if (cut > 255) return;  // no class byte can pass with this objectness
+        offsets[n] = cv.cell(row, col);
+        cuts[n] = uint8_t(cut);
+        rows[n] = row;
+        cols[n] = col;
+        objectness[n] = obj_lut[obj[o]];
+        if (++n == kBatch) flush();
+    });
+    if (n) flush();
+}
+
 template <typename T>
 void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
                         ScratchVector<Box>& boxes) const {
     const TensorView& rv = *h.main;
     const TensorView& ov = *h.obj;
     const TensorView& cv = *h.cls;
-    const Settings& s = cfg_.settings;
-    const float grid_w = float(rv.width), grid_h = float(rv.height);
-    const float stride = float(h.stride);
+    if constexpr (std::is_same<T, uint8_t>::value) {
+        if (!h.cut_by_obj.empty() && cv.contiguous_channels && cfg_.settings.multi_label && cfg_.num_classes <= 256) {
+            yolox_u8(h, reg, obj, cls, candidates, boxes);
+            return;
+        }
+    }
     // One passing cell's box and candidates.
-    auto decode_cell = [&](int row, int col) {
-        const size_t o = ov.cell(row, col) + ov.channel_offset[0];
+    yolox_gate(h, obj, [&](int row, int col, size_t o) {
         const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
         auto box_of = [&](float b[4]) {
             const size_t rc = rv.cell(row, col);
             auto r = [&](int k) { return class_score(h.main_scorer, rv, reg, rc + rv.channel_offset[size_t(k)], k); };
-            const float tx = r(0), ty = r(1), tw = r(2), th = r(3);
-            if (s.hailort_decode) {
-                const float w = std::exp(tw) / grid_w;
-                const float hh = std::exp(th) / grid_h;
-                const float xc = (tx + float(col)) / grid_w;
-                const float yc = (ty + float(row)) / grid_h;
-                const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-                b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-            } else {
-                const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
-                const float w = std::exp(tw) * stride, hh = std::exp(th) * stride;
-                b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-            }
+            yolox_box(h, row, col, r(0), r(1), yolox_size(h, 0, std::exp(r(2))), yolox_size(h, 1, std::exp(r(3))), b);
         };
         const size_t cc = cv.cell(row, col);
         int32_t cut;
@@ -343,48 +472,7 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
                      else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
                  },
                  class_bytes, cut, candidates, boxes);
-    };
-    if constexpr (!std::is_same<T, float>::value) {
-        if (ov.col_stride == 1) {
-            // Objectness values side by side in a row: the gate is the SIMD scan against one
-            // limit, a row (at most 256 values) at a time, in column order.
-            const int32_t q_min = h.obj_scorer.q_min[0];
-            if (q_min > int32_t(std::numeric_limits<T>::max())) return;  // nothing can pass
-            const kernels::Table& k = kernels::active();
-            uint32_t hits[256];
-            if (ov.row_stride == size_t(rv.width)) {
-                // Rows back to back: 256 values at a time across rows (a fifth of the calls on an
-                // 80-wide grid), each hit's row and column from its position.
-                const T* values = obj + ov.channel_offset[0];
-                const size_t n_cells = size_t(rv.height) * size_t(rv.width), width = size_t(rv.width);
-                for (size_t start = 0; start < n_cells; start += 256) {
-                    const size_t n = std::min<size_t>(256, n_cells - start);
-                    size_t found;
-                    if constexpr (std::is_same<T, uint8_t>::value) found = k.scan_u8_uniform(values + start, uint8_t(q_min), n, hits);
-                    else found = k.scan_u16_uniform(values + start, uint16_t(q_min), n, hits);
-                    for (size_t j = 0; j < found; ++j) {
-                        const size_t at = start + hits[j];
-                        decode_cell(int(at / width), int(at % width));
-                    }
-                }
-                return;
-            }
-            for (int row = 0; row < rv.height; ++row) {
-                const T* values = obj + ov.cell(row, 0) + ov.channel_offset[0];
-                for (int start = 0; start < rv.width; start += 256) {
-                    const size_t n = size_t(std::min(256, rv.width - start));
-                    size_t found;
-                    if constexpr (std::is_same<T, uint8_t>::value) found = k.scan_u8_uniform(values + start, uint8_t(q_min), n, hits);
-                    else found = k.scan_u16_uniform(values + start, uint16_t(q_min), n, hits);
-                    for (size_t j = 0; j < found; ++j) decode_cell(row, start + int(hits[j]));
-                }
-            }
-            return;
-        }
-    }
-    for (int row = 0; row < rv.height; ++row)
-        for (int col = 0; col < rv.width; ++col)
-            if (raw_passes(h.obj_scorer, obj[ov.cell(row, col) + ov.channel_offset[0]], 0)) decode_cell(row, col);
+    });
 }
 
 }  // namespace detail

@@ -55,6 +55,10 @@ private:
         // (YOLOv5): class_cut of each objectness byte's score (256), made once, not searched for
         // per passing cell (the same values: the same function).
         std::vector<int32_t> cut_by_obj;
+        // YOLOX, uint8 reg: the box width of each code of channel 2 (tw), then the height of each
+        // code of channel 3 (th), 256 each (yolox_size of std::exp of its value): the two expf and
+        // divisions per box become lookups (the same functions made them: the same values).
+        std::vector<float> size_wh;
         int num_anchors = 0;
         int stride = 0;
     };
@@ -68,6 +72,23 @@ private:
     template <typename T>
     void yolox(const Head& h, const T* reg, const T* obj, const T* cls, ScratchVector<Candidate>& candidates,
                ScratchVector<Box>& boxes) const;
+    // yolox's uint8 path (one quantization each for objectness and classes, class bytes side by
+    // side, at most 256 classes, multi-label): tables for every per-cell value (the class cut, the
+    // box's exp), the class bytes of a batch of passing cells scanned in one kernel call.
+    void yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj, const uint8_t* cls,
+                  ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const;
+    // Calls cell(row, col, objectness index) for each YOLOX cell whose objectness passes, in row
+    // then column order (the SIMD scan when the objectness values of a row are side by side).
+    template <typename T, typename Cell>
+    void yolox_gate(const Head& h, const T* obj, Cell cell) const;
+    // A YOLOX box's width (axis 0) or height (axis 1) from e = exp(tw) or exp(th): HailoRT's
+    // e / grid width (height), or the repository's e * stride.
+    float yolox_size(const Head& h, int axis, float e) const;
+    // A YOLOX box from the cell's reg values tx, ty and its size w, hh (yolox_size): HailoRT's
+    // normalized (y_min, x_min, y_max, x_max) or the repository's pixel (x1, y1, x2, y2), as box_of's b.
+    void yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const;
+    // Appends the box b (box_of's form) of cell (row, col) in the output's units and order.
+    void store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const;
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
     // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
     // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is

@@ -1,6 +1,7 @@
 #include "nms.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "kernels/iou_scalar.hpp"
 #include "kernels/kernels.hpp"
@@ -9,8 +10,56 @@ namespace hailo_decode {
 namespace detail {
 
 constexpr size_t kShortList = 8;
+constexpr size_t kRankMax = 128;
+
+namespace {
+
+// Up to kRankMax candidates: each one's place in the order is counted, without a branch
+// on the scores (a comparison sort's branches mispredict about once per element). place[i] is
+// the number of scores above candidate i's, plus, when scores are equal, the number of those
+// listed before it: the stable order. That is std::sort's order too when no two scores are
+// equal, and at up to 16 candidates whatever they are (libstdc++'s std::sort is then an
+// insertion sort, which is stable). Returns false, leaving it to std::sort, for HailoRT's order
+// of more than 16 candidates with equal scores.
+bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_t* place) {
+    const size_t n = c.size();
+    // Scores padded with -inf to a multiple of 8 (above no score), so that the counting loop
+    // runs in whole vectors.
+    alignas(32) float s[kRankMax];
+    const size_t m = (n + 7) & ~size_t(7);
+    for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
+    uint64_t taken[kRankMax / 64] = {};  // places counted: equal scores count to one place
+    for (size_t i = 0; i < n; ++i) {
+        const float x = s[i];
+        int32_t lanes[8] = {};  // eight running counts: the loop's body is two 4-wide vectors
+        for (size_t j = 0; j < m; j += 8)
+            for (size_t k = 0; k < 8; ++k) lanes[k] -= -int32_t(s[j + k] > x);
+        const int32_t above = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        place[i] = uint32_t(above);
+        taken[above / 64] |= uint64_t(1) << (above % 64);
+    }
+    size_t places = 0;
+    for (uint64_t t : taken)
+        for (; t; t &= t - 1) ++places;
+    if (places == n) return true;  // n places: no two scores equal
+    if (hailort_sort && n > 16) return false;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < i; ++j) place[i] += uint32_t(s[j] == s[i]);
+    return true;
+}
+
+}  // namespace
 
 void sort_candidates(ScratchVector<Candidate>& c, bool hailort_sort, SortScratch& scratch) {
+    if (c.size() <= kRankMax) {
+        uint32_t place[kRankMax];
+        if (place_by_rank(c, hailort_sort, place)) {
+            scratch.sorted.resize(c.size());
+            for (size_t i = 0; i < c.size(); ++i) scratch.sorted[place[i]] = c[i];
+            c.swap(scratch.sorted);
+            return;
+        }
+    }
     // std::sort moves (score, position) pairs of 8 bytes instead of the 16-byte candidates, then
     // the candidates are gathered once. The permutation is the same: std::sort's depends only on
     // the comparisons it sees, and the pairs compare as the candidates do.
@@ -47,50 +96,78 @@ void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists,
 
 namespace {
 
+constexpr uint32_t kNoStart = ~uint32_t(0);
+
 template <bool kYxyx>
 void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
                  int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
     size_t n = sorted.size();
     if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
+    if (n == 0) return;  // nothing to carve lists for (a frame where nothing passes)
     const size_t lists = s.agnostic ? 1 : size_t(num_classes);
-    carve_lists(sorted, n, lists, s.agnostic, ws.start, ws.count);
+    // Between calls every list's count and every class's output count are 0 and every start is
+    // unset; only the lists and classes of this frame's candidates are set up and reset, in the
+    // order they first appear (work per candidate, not per class: most frames hold a few classes).
+    if (ws.count.size() != lists) {
+        ws.count.assign(lists, 0);
+        ws.start.assign(lists, kNoStart);
+    }
+    if (ws.output_of_class.size() != size_t(num_classes)) ws.output_of_class.assign(size_t(num_classes), 0);
+    auto list_of = [&](size_t i) { return s.agnostic ? size_t(0) : size_t(sorted[i].class_id); };
+    for (size_t i = 0; i < n; ++i) ++ws.count[list_of(i)];
+    uint32_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = list_of(i);
+        if (ws.start[l] != kNoStart) continue;
+        ws.start[l] = at;
+        at += ws.count[l];
+        ws.count[l] = 0;
+    }
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);
-    ws.output_of_class.assign(size_t(num_classes), 0);
     const kernels::Table& k = kernels::active();
-    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0;
+    // Settings and arrays read into locals: the output's growth (a call that may allocate) would
+    // otherwise make the compiler read them again for every candidate.
+    const bool capped_class = s.max_per_class >= 0, capped_total = s.max_total >= 0, agnostic = s.agnostic;
+    const int64_t max_per_class = s.max_per_class, max_total = s.max_total;
+    const float iou_threshold = s.iou_threshold;
+    const bool iou_inclusive = s.iou_inclusive;
+    float *const ay0 = ws.y0.data(), *const ax0 = ws.x0.data(), *const ay1 = ws.y1.data(), *const ax1 = ws.x1.data(),
+                 *const a_area = ws.area.data();
+    uint32_t *const list_start = ws.start.data(), *const list_count = ws.count.data();
+    int64_t* const output_of_class = ws.output_of_class.data();
+    const Box* const box_at = boxes.data();
     int64_t total = 0;
     for (size_t i = 0; i < n; ++i) {
-        if (capped_total && total >= s.max_total) break;  // nothing later can be output
+        if (capped_total && total >= max_total) break;  // nothing later can be output
         const Candidate& c = sorted[i];
         const size_t cls = size_t(c.class_id);
-        const bool class_full = capped_class && ws.output_of_class[cls] >= s.max_per_class;
+        const bool class_full = capped_class && output_of_class[cls] >= max_per_class;
         // Class-aware: a box of a full class can neither be output nor suppress an outputable box.
         // Agnostic: it may still suppress boxes of other classes, so it goes through NMS.
-        if (class_full && !s.agnostic) continue;
-        const Box& b = boxes[c.box];
+        if (class_full && !agnostic) continue;
+        const Box& b = box_at[c.box];
         const float canon[4] = {b.v[kYxyx ? 0 : 1], b.v[kYxyx ? 1 : 0], b.v[kYxyx ? 2 : 3], b.v[kYxyx ? 3 : 2]};
         const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
-        const size_t list = s.agnostic ? 0 : cls;
-        const size_t first = ws.start[list], n_kept = ws.count[list];
-        const float *y0 = ws.y0.data() + first, *x0 = ws.x0.data() + first, *y1 = ws.y1.data() + first,
-                    *x1 = ws.x1.data() + first, *ka = ws.area.data() + first;
+        const size_t list = agnostic ? 0 : cls;
+        const size_t first = list_start[list], n_kept = list_count[list];
+        const float *y0 = ay0 + first, *x0 = ax0 + first, *y1 = ay1 + first, *x1 = ax1 + first, *ka = a_area + first;
         // Most kept lists are a few boxes long: below a vector's width the scalar test runs inline
         // (the same result as the kernel, which would fall back to it anyway).
         const bool suppressed =
             n_kept < kShortList
-                ? kernels::any_iou_over_scalar(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive)
-                : k.any_iou_over(y0, x0, y1, x1, ka, n_kept, canon, area, s.iou_threshold, s.iou_inclusive);
+                ? kernels::any_iou_over_scalar(y0, x0, y1, x1, ka, n_kept, canon, area, iou_threshold, iou_inclusive)
+                : k.any_iou_over(y0, x0, y1, x1, ka, n_kept, canon, area, iou_threshold, iou_inclusive);
         if (suppressed) continue;
         const size_t slot = first + n_kept;
-        ws.y0[slot] = canon[0];
-        ws.x0[slot] = canon[1];
-        ws.y1[slot] = canon[2];
-        ws.x1[slot] = canon[3];
-        ws.area[slot] = area;
-        ++ws.count[list];
+        ay0[slot] = canon[0];
+        ax0[slot] = canon[1];
+        ay1[slot] = canon[2];
+        ax1[slot] = canon[3];
+        a_area[slot] = area;
+        ++list_count[list];
         if (class_full) continue;
-        ++ws.output_of_class[cls];
+        ++output_of_class[cls];
         ++total;
         Detection& det = out.emplace_back();  // in place: a braced temporary would be copied whole
         for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
@@ -98,6 +175,12 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         det.class_id = c.class_id;
         det.head = b.head;
         det.cell = b.cell;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const size_t l = list_of(i);
+        ws.count[l] = 0;
+        ws.start[l] = kNoStart;
+        ws.output_of_class[size_t(sorted[i].class_id)] = 0;
     }
 }
 

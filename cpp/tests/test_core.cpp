@@ -139,6 +139,32 @@ static void test_kernels_agree() {
                 v16[off + at] = 0;
             }
     }
+    // The class scan of a batch of cells: against the definition (every path), for cell widths
+    // below, at and between the vector widths, up to 256; limits 0 (every byte), 255 and in
+    // between, one per cell; cells with gaps between them, the buffer ending at the last cell's
+    // last byte (a read past it would be out of bounds in sanitizer builds).
+    for (size_t count : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 80u, 100u, 255u, 256u}) {
+        for (size_t n : {0u, 1u, 3u, 16u}) {
+            const size_t pitch = count + 5;
+            std::vector<uint8_t> buf(n ? (n - 1) * pitch + count : 0);
+            for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 24);
+            std::vector<size_t> offsets(n);
+            std::vector<uint8_t> limits(n);
+            for (size_t i = 0; i < n; ++i) {
+                offsets[i] = (n - 1 - i) * pitch;  // any order: the cells are listed, not walked
+                const uint32_t pick = lcg(seed) >> 29;
+                limits[i] = uint8_t(pick == 0 ? 0 : pick == 1 ? 255 : 150 + (lcg(seed) >> 27));
+            }
+            std::vector<uint32_t> want, got(n * count + 1);
+            for (size_t i = 0; i < n; ++i)
+                for (size_t c = 0; c < count; ++c)
+                    if (buf[offsets[i] + c] >= limits[i]) want.push_back(uint32_t(i << 8 | c));
+            for (const kernels::Table* k : tables()) {
+                const size_t found = k->scan_u8_cells(buf.data(), offsets.data(), limits.data(), n, count, got.data());
+                CHECK(found == want.size() && std::equal(want.begin(), want.end(), got.begin()));
+            }
+        }
+    }
     // The per-cell maximum: against the definition (every path), for cell widths below, at and
     // between the vector widths, cell counts around the 8-cell groups, pitches with gaps, and the
     // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
@@ -417,6 +443,36 @@ static void test_scan_strategies() {
     }
 }
 
+// sort_candidates against std::sort with HailoRT's comparator and the stable order, on lists of
+// every length around the counting path's limits (16: libstdc++'s insertion sort; 128), with
+// scores drawn from few values (many ties), from many (few ties), and +0 against -0 (equal).
+static void test_sort_candidates_orders() {
+    uint32_t seed = 2024;
+    for (size_t n = 0; n <= 140; n += n < 24 || (n > 120 && n < 136) ? 1 : 7)
+        for (uint32_t levels : {2u, 5u, 1000000u, 0u}) {
+            ScratchVector<Candidate> c(n);
+            for (size_t i = 0; i < n; ++i) {
+                const uint32_t r = lcg(seed) >> 8;
+                const float score = levels ? float(r % levels) / float(levels) : (r & 1 ? 0.0f : -0.0f);
+                c[i] = {score, int32_t(r % 3), uint32_t(i)};
+            }
+            for (bool hailort : {true, false}) {
+                ScratchVector<Candidate> want = c, got = c;
+                if (hailort)
+                    std::sort(want.begin(), want.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+                else  // the stable order (std::stable_sort's buffer comes from an operator new this file does not count)
+                    std::sort(want.begin(), want.end(), [](const Candidate& a, const Candidate& b) {
+                        return a.score > b.score || (a.score == b.score && a.box < b.box);
+                    });
+                SortScratch scratch;
+                sort_candidates(got, hailort, scratch);
+                bool same = got.size() == want.size();
+                for (size_t i = 0; same && i < n; ++i) same = got[i].box == want[i].box;
+                CHECK(same);
+            }
+        }
+}
+
 static void test_nms_caps_and_ties() {
     // Three identical boxes of class 0 with scores 0.9, 0.8, 0.8 and one of class 1.
     ScratchVector<Box> boxes{{{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}, {{0, 0, 1, 1}}};
@@ -685,6 +741,7 @@ int main() {
     test_no_allocation_after_warmup();
     test_thread_pool();
     test_threads_same_results();
+    test_sort_candidates_orders();
     test_nms_caps_and_ties();
     test_pack();
     test_decoder_end_to_end();

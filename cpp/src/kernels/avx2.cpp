@@ -5,6 +5,7 @@
 
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
+#include "cells_scan_bytes.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -370,7 +371,28 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane8>(in, n, width, height, normalize, out);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
+// Each cell 32 bytes at a time, the last vector overlapping the one before (its lanes already
+// seen shifted out).
+size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
+                     uint32_t* out) {
+    if (count < 32) return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const uint8_t* v = base + offsets[i];
+        const __m256i lim = _mm256_set1_epi8(char(limits[i]));
+        auto passing = [&](size_t c) {
+            const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + c));
+            return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, lim), a)));
+        };
+        const size_t tag = i << 8;
+        size_t c = 0;
+        for (; c + 32 <= count; c += 32) k = emit(passing(c), tag + c, out, k, 0);
+        if (c < count) k = emit(passing(count - 32) >> (32 - (count - c)), tag + c, out, k, 0);
+    }
+    return k;
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
 
 }  // namespace
 

@@ -127,6 +127,12 @@ struct Table {
     // the best class byte of n cells in a row. The vector paths reduce eight cells together
     // (their partial maxima interleaved by unpacks), not one horizontal reduction per cell.
     void (*cell_max_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out);
+    // For each of n cells, whose `count` bytes (1 to 256) lie side by side at base + offsets[i]:
+    // the positions c of the bytes >= limits[i], written as i << 8 | c, cell by cell and c
+    // increasing; returns how many (`out` has room for n x count). YOLOX's class scan of the
+    // cells whose objectness passes, a batch of them per call.
+    size_t (*scan_u8_cells)(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
+                            uint32_t* out);
 };
 
 const Table& scalar_table();

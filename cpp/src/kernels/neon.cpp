@@ -6,6 +6,7 @@
 #include "dfl_cells.hpp"
 #include "iou_tail.hpp"
 #include "cell_max_tail.hpp"
+#include "cells_scan_bytes.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -277,7 +278,12 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
+size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
+                     uint32_t* out) {
+    return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
+}
+
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "iou_scalar.hpp"
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
+#include "cells_scan_bytes.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -172,7 +173,12 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane1>(in, n, width, height, normalize, out);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
+size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
+                     uint32_t* out) {
+    return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
+}
+
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
 
 }  // namespace
 
