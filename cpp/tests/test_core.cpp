@@ -144,7 +144,7 @@ static void test_kernels_agree() {
     // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
     // buffer ends exactly at the last cell's last channel: a read past it would be out of bounds
     // (sanitizer builds).
-    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u}) {
+    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u, 128u, 129u, 161u}) {
         for (size_t pitch : {channels, channels + 3}) {
             for (size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 80u}) {
                 std::vector<uint8_t> buf(n ? (n - 1) * pitch + channels : 0);
@@ -157,11 +157,29 @@ static void test_kernels_agree() {
                         want[i] = m;
                     }
                 };
+                // The gated form: the cells whose maximum is >= the gate, in order, with their
+                // maxima and numbers (from `first`), for gates that keep none, some and all; its
+                // outputs have room for exactly n (whole-group stores must stay inside).
+                std::vector<uint8_t> got_max(n);
+                std::vector<uint32_t> got_index(n);
                 auto agree = [&] {
                     expect();
                     for (const kernels::Table* k : tables()) {
                         k->cell_max_u8(buf.data(), pitch, channels, n, got.data());
                         CHECK(std::equal(want.begin(), want.end(), got.begin()));
+                        for (unsigned gate : {0u, 1u, 40u, 60u, 63u, 64u, 200u, 255u}) {
+                            const uint32_t first = 1000u + uint32_t(gate);
+                            const size_t kept = k->cell_max_gate_u8(buf.data(), pitch, channels, n, uint8_t(gate), first,
+                                                                    got_max.data(), got_index.data());
+                            size_t j = 0;
+                            bool same = true;
+                            for (size_t i = 0; i < n; ++i) {
+                                if (want[i] < gate) continue;
+                                same = same && j < kept && got_max[j] == want[i] && got_index[j] == first + i;
+                                ++j;
+                            }
+                            CHECK(same && kept == j);
+                        }
                     }
                 };
                 agree();

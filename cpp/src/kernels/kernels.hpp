@@ -127,6 +127,12 @@ struct Table {
     // the best class byte of n cells in a row. The vector paths reduce eight cells together
     // (their partial maxima interleaved by unpacks), not one horizontal reduction per cell.
     void (*cell_max_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out);
+    // cell_max_u8 that keeps only the cells whose maximum is >= gate: for each, in increasing i,
+    // max_out[k] = its maximum and index_out[k] = first + i; returns k. Both outputs need room
+    // for n (a vector path writes whole groups at k; k never passes i). The end-to-end selection
+    // then counts and ranks the passing cells only.
+    size_t (*cell_max_gate_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate,
+                               uint32_t first, uint8_t* max_out, uint32_t* index_out);
 };
 
 const Table& scalar_table();

@@ -125,6 +125,11 @@ void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, u
     cell_max_u8_bytes(base, pitch, channels, n, out);
 }
 
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+}
+
 void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
@@ -172,7 +177,7 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane1>(in, n, width, height, normalize, out);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8};
 
 }  // namespace
 

@@ -245,26 +245,45 @@ inline __m128i fold16(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_e
 inline __m128i fold32(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b)); }
 inline __m128i last_fold(__m128i x) { return _mm_max_epu8(x, _mm_srli_si128(x, 8)); }
 
+// The maxima of 8 cells (channels >= 16), in the low 8 bytes.
+inline __m128i max_of_8_cells(const uint8_t* p, size_t pitch, size_t channels) {
+    const __m128i a0 = fold8(partial_max16(p, channels), partial_max16(p + pitch, channels));
+    const __m128i a1 = fold8(partial_max16(p + 2 * pitch, channels), partial_max16(p + 3 * pitch, channels));
+    const __m128i a2 = fold8(partial_max16(p + 4 * pitch, channels), partial_max16(p + 5 * pitch, channels));
+    const __m128i a3 = fold8(partial_max16(p + 6 * pitch, channels), partial_max16(p + 7 * pitch, channels));
+    return last_fold(fold32(fold16(a0, a1), fold16(a2, a3)));
+}
+
+inline uint8_t max_of_cell(const uint8_t* p, size_t channels) {
+    const __m128i v = partial_max16(p, channels);
+    const __m128i a = fold8(v, v);
+    const __m128i b = fold16(a, a);
+    return uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+}
+
 void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
     if (channels < 16) {
         cell_max_u8_bytes(base, pitch, channels, n, out);
         return;
     }
     size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), max_of_8_cells(base + i * pitch, pitch, channels));
+    for (; i < n; ++i) out[i] = max_of_cell(base + i * pitch, channels);
+}
+
+// SSE2 has no byte shuffle: the 8 maxima go through memory and the scalar append.
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    if (channels < 16) return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+    size_t i = 0, k = 0;
+    alignas(16) uint8_t m[16];
     for (; i + 8 <= n; i += 8) {
-        const uint8_t* p = base + i * pitch;
-        const __m128i a0 = fold8(partial_max16(p, channels), partial_max16(p + pitch, channels));
-        const __m128i a1 = fold8(partial_max16(p + 2 * pitch, channels), partial_max16(p + 3 * pitch, channels));
-        const __m128i a2 = fold8(partial_max16(p + 4 * pitch, channels), partial_max16(p + 5 * pitch, channels));
-        const __m128i a3 = fold8(partial_max16(p + 6 * pitch, channels), partial_max16(p + 7 * pitch, channels));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), last_fold(fold32(fold16(a0, a1), fold16(a2, a3))));
+        _mm_store_si128(reinterpret_cast<__m128i*>(m), max_of_8_cells(base + i * pitch, pitch, channels));
+        for (size_t j = 0; j < 8; ++j) k = append_if_passing(m[j], gate, uint32_t(first + i + j), max_out, index_out, k);
     }
-    for (; i < n; ++i) {
-        const __m128i v = partial_max16(base + i * pitch, channels);
-        const __m128i a = fold8(v, v);
-        const __m128i b = fold16(a, a);
-        out[i] = uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
-    }
+    for (; i < n; ++i)
+        k = append_if_passing(max_of_cell(base + i * pitch, channels), gate, uint32_t(first + i), max_out, index_out, k);
+    return k;
 }
 
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
@@ -316,7 +335,7 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8};
 
 }  // namespace
 
