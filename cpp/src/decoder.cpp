@@ -32,6 +32,17 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
+// One head as end2end_rows_direct reads it: the frame's box values (uint8, one quantization) and
+// the cell centres.
+struct E2eHead {
+    const uint8_t* box;
+    size_t row_stride, col_stride;
+    float zp, scale;
+    uint32_t width;
+    int stride;
+    const float *centre_x, *centre_y;
+};
+
 // Everything one thread needs to decode a frame. It grows to the largest frame seen and stays.
 // Cache-line aligned: workspaces of different threads sit side by side in one vector, and their
 // vectors' end pointers change on every push_back.
@@ -49,6 +60,7 @@ struct alignas(64) Workspace {
     TopkWorkspace topk;                 // end-to-end selection
     std::vector<TopkHead> topk_heads;   // one per head, pointed at the frame being decoded
     ScratchVector<uint32_t> rank_box;       // end2end: the box of each stage-1 rank used
+    ScratchVector<E2eHead> e2e_heads;       // end2end_rows_direct's, per head
     std::vector<Detection> results;  // detections of the frames this workspace decoded
     // Task outputs. Pose: K x 3 floats per result, beside `results`. OBB: the candidates' rotated
     // boxes (by box index), rotated NMS's scratch, and one rotated box per result.
@@ -751,6 +763,21 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
 void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame, Workspace& ws) {
     const Settings& s = cfg.settings;
     const TopkWorkspace& t = ws.topk;
+    // What a row reads of its head, gathered once a frame (not through the views per row).
+    ws.e2e_heads.resize(cfg.heads.size());
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        const TensorView& box = views[size_t(cfg.heads[h].box_output)];
+        E2eHead& e = ws.e2e_heads[h];
+        e.box = static_cast<const uint8_t*>(frame_of(tensors, cfg.heads[h].box_output, frame));
+        e.row_stride = box.row_stride;
+        e.col_stride = box.col_stride;
+        e.zp = box.zp[0];
+        e.scale = box.scale[0];
+        e.width = uint32_t(box.width);
+        e.stride = cfg.heads[h].stride;
+        e.centre_x = centres[h].x.data();
+        e.centre_y = centres[h].y.data();
+    }
     const uint64_t nc = uint64_t(cfg.num_classes);
     const double inv_nc = 1.0 / double(nc);
     const bool one_threshold = s.score_threshold.size() == 1;
@@ -759,19 +786,19 @@ void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame
         const int c = int(key.index - rank * nc);
         const float th = one_threshold ? s.score_threshold[0] : s.score_threshold[size_t(c)];
         if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics' test after the top-k
-        const TopkAnchor a = t.anchors[rank];
-        const HeadSpec& head = cfg.heads[a.head];
-        const TensorView& box = views[size_t(head.box_output)];
-        const uint8_t* p = static_cast<const uint8_t*>(frame_of(tensors, head.box_output, frame)) + box.cell(a.row, a.col);
-        const float zp = box.zp[0], scale = box.scale[0];
-        const float d[4] = {(float(p[0]) - zp) * scale, (float(p[1]) - zp) * scale, (float(p[2]) - zp) * scale,
-                            (float(p[3]) - zp) * scale};
-        Detection& row = ws.results.emplace_back();  // field by field (no stack temporary)
-        row.score = key.score;
-        row.class_id = c;
-        row.head = a.head;
-        row.cell = uint32_t(a.row) * uint32_t(box.width) + uint32_t(a.col);
-        make_box(d, centres[a.head].x[size_t(a.col)], centres[a.head].y[size_t(a.row)], head.stride, s, row.box);
+        const TopkAnchor& a = t.anchors[rank];
+        const uint32_t h = a.head;
+        const size_t row = size_t(a.row), col = size_t(a.col);
+        const E2eHead& e = ws.e2e_heads[h];
+        const uint8_t* p = e.box + row * e.row_stride + col * e.col_stride;
+        const float d[4] = {(float(p[0]) - e.zp) * e.scale, (float(p[1]) - e.zp) * e.scale, (float(p[2]) - e.zp) * e.scale,
+                            (float(p[3]) - e.zp) * e.scale};
+        Detection& out = ws.results.emplace_back();  // field by field (no stack temporary)
+        out.score = key.score;
+        out.class_id = c;
+        out.head = h;
+        out.cell = uint32_t(row) * e.width + uint32_t(col);
+        make_box(d, e.centre_x[col], e.centre_y[row], e.stride, s, out.box);
     }
 }
 

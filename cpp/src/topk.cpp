@@ -35,7 +35,10 @@ inline void set_key(TopkKey& key, float score, uint64_t index) {
 // bytes the caller reads next for it prefetched (TopkHead::touch).
 inline TopkAnchor chosen(TopkWorkspace& ws, const TopkHead* heads, size_t r) {
     const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
-    ws.anchors[r] = a;
+    TopkAnchor& kept = ws.anchors[r];  // field by field: a whole-struct copy went through the stack
+    kept.head = a.head;                // and stalled on its reload (a quarter of stage 2's time)
+    kept.row = a.row;
+    kept.col = a.col;
     const TopkHead& h = heads[a.head];
     if (h.touch) __builtin_prefetch(h.touch + size_t(a.row) * h.touch_row + size_t(a.col) * h.touch_col);
     return a;
@@ -348,23 +351,30 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
         return;
     }
     // Stage 2: the pairs at or above the last level (at least as good as the k-th anchor's best,
-    // select_end2end's floor), generated in rank then class order, counted per level, then placed.
-    ws.pairs.clear();
-    ws.pair_level.clear();
+    // select_end2end's floor), found for every chosen anchor in one kernel call (in rank then
+    // class order), counted per level, then placed. A chosen anchor's head has a byte above its
+    // cursor (its own best), so each limit is a byte.
+    ws.cells.resize(n_ranked);
+    ws.limits.resize(n_ranked);
     for (size_t r = 0; r < n_ranked; ++r) {
         const TopkAnchor a = chosen(ws, heads, r);
         const TopkHead& h = heads[a.head];
-        const uint8_t* p = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
-        const size_t channels = size_t(h.cls->channels);
-        ws.positions.resize(std::max(ws.positions.size(), channels));
-        const size_t hits = kt.scan_u8_uniform(p, uint8_t(ws.cursor[a.head] + 1), channels, ws.positions.data());
-        const float* lut = h.gate->lut.data();
-        const uint16_t* level = ws.level.data() + 256 * a.head;
-        for (size_t j = 0; j < hits; ++j) {
-            const uint8_t q = p[ws.positions[j]];
-            push_key(ws.pairs, lut[q], uint64_t(r) * nc + ws.positions[j]);
-            ws.pair_level.push_back(level[q]);
-        }
+        ws.cells[r] = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
+        ws.limits[r] = uint8_t(ws.cursor[a.head] + 1);
+    }
+    const size_t channels = size_t(num_classes);  // every head's (select_end2end)
+    ws.hit_cell.resize(std::max(ws.hit_cell.size(), n_ranked * channels));
+    ws.hit_channel.resize(ws.hit_cell.size());
+    const size_t hits = kt.cells_at_least_u8(ws.cells.data(), ws.limits.data(), n_ranked, channels, ws.hit_cell.data(),
+                                             ws.hit_channel.data());
+    ws.pairs.resize(hits);
+    ws.pair_level.resize(hits);
+    for (size_t j = 0; j < hits; ++j) {
+        const uint32_t r = ws.hit_cell[j], c = ws.hit_channel[j];
+        const uint32_t h = ws.anchors[r].head;
+        const uint8_t q = ws.cells[r][c];
+        set_key(ws.pairs[j], heads[h].gate->lut[q], uint64_t(r) * nc + c);
+        ws.pair_level[j] = ws.level[256 * size_t(h) + q];
     }
     uint32_t* next = ws.level_next.data();
     const size_t levels = ws.level_next.size();
@@ -417,7 +427,7 @@ void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
     const size_t nh = ws.head_start.size();
     bool all_bytes = nh > 0 && nh < 256;  // (levels are uint16: 256 a head)
-    for (size_t h = 0; h < nh; ++h) all_bytes = all_bytes && ws.byte_path[h];
+    for (size_t h = 0; h < nh; ++h) all_bytes = all_bytes && ws.byte_path[h] && heads[h].cls->channels == num_classes;
     if (all_bytes) {
         select_bytes(ws, heads, k, num_classes, agnostic);
         return;

@@ -91,6 +91,9 @@ struct TopkWorkspace {
     ScratchVector<uint16_t> level;      // 256 per head: the score level of a byte (0: best)
     ScratchVector<uint32_t> level_next; // per level: where its next key goes
     ScratchVector<uint32_t> positions;  // scan output
+    ScratchVector<const uint8_t*> cells;  // stage 2: the chosen anchors' class bytes,
+    ScratchVector<uint8_t> limits;        // the smallest byte of a pair kept (per anchor),
+    ScratchVector<uint32_t> hit_cell, hit_channel;  // and the pairs at or above it (rank, class)
     ScratchVector<TopkKey> pairs;       // stage 2 before its counting sort
     ScratchVector<uint16_t> pair_level;
     ScratchVector<int32_t> cursor;      // per head: the walk's next byte (those above have a level)

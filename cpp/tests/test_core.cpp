@@ -194,6 +194,38 @@ static void test_kernels_agree() {
             }
         }
     }
+    // The chosen cells' channels at or above each cell's limit: against the definition (every
+    // path), for cell widths below, at and between the vector widths and past 64 and 128 (the
+    // 64-channel words), limits 0 (every channel) to 255, cells in any order and place. Each cell
+    // is a buffer of its own that ends at its last channel (a read past it: out of bounds under
+    // the sanitizers).
+    for (size_t channels : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 48u, 63u, 64u, 65u, 80u, 96u, 100u, 128u, 129u, 200u}) {
+        const size_t n = 37;
+        std::vector<std::vector<uint8_t>> bufs(n);
+        std::vector<const uint8_t*> cells(n);
+        std::vector<uint8_t> limits(n);
+        for (size_t i = 0; i < n; ++i) {
+            bufs[i].resize(channels);
+            for (uint8_t& b : bufs[i]) b = uint8_t(lcg(seed) >> 24);
+            if (i % 5 == 0) bufs[i][(lcg(seed) >> 8) % channels] = 255;
+            cells[n - 1 - i] = bufs[i].data();
+            limits[i] = i == 0 ? 0 : i == 1 ? 255 : uint8_t(200 + (lcg(seed) >> 26));
+        }
+        std::vector<uint32_t> want_cell, want_channel;
+        for (size_t i = 0; i < n; ++i)
+            for (size_t c = 0; c < channels; ++c)
+                if (cells[i][c] >= limits[i]) {
+                    want_cell.push_back(uint32_t(i));
+                    want_channel.push_back(uint32_t(c));
+                }
+        CHECK(want_cell.size() > channels);  // limit 0 keeps a whole cell, others some
+        std::vector<uint32_t> got_cell(n * channels), got_channel(n * channels);
+        for (const kernels::Table* k : tables()) {
+            const size_t hits = k->cells_at_least_u8(cells.data(), limits.data(), n, channels, got_cell.data(), got_channel.data());
+            CHECK(hits == want_cell.size() && std::equal(want_cell.begin(), want_cell.end(), got_cell.begin()) &&
+                  std::equal(want_channel.begin(), want_channel.end(), got_channel.begin()));
+        }
+    }
     for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {
         std::vector<uint8_t> v8(n), l8(n);
         std::vector<uint16_t> v16(n), l16(n);

@@ -133,6 +133,12 @@ struct Table {
     // then counts and ranks the passing cells only.
     size_t (*cell_max_gate_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate,
                                uint32_t first, uint8_t* max_out, uint32_t* index_out);
+    // For n cells (cells[i]: `channels` contiguous bytes), the channels whose byte is >= limits[i],
+    // in (cell, channel) order: hit j is out_cell[j] = i, out_channel[j] = c (room for n * channels).
+    // Returns the number of hits. The end-to-end stage 2: the chosen anchors' classes at or above
+    // the k-th anchor's best score, in one call rather than a scan per anchor.
+    size_t (*cells_at_least_u8)(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                                uint32_t* out_cell, uint32_t* out_channel);
 };
 
 const Table& scalar_table();
