@@ -433,15 +433,16 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane8>(in, n, width, height, normalize, out);
 }
 
+// Bit j: p[j] >= limit, j < 32.
+inline uint32_t at_least32(const uint8_t* p, uint8_t limit) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, _mm256_set1_epi8(char(limit))), a)));
+}
+
 // 32 channels a comparison (cells_scan.hpp).
 size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
                          uint32_t* out_cell, uint32_t* out_channel) {
-    if (channels < 32) return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
-    auto passing = [](const uint8_t* p, uint8_t limit) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-        return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, _mm256_set1_epi8(char(limit))), a)));
-    };
-    return cells_at_least_with<32>(passing, cells, limits, n, channels, out_cell, out_channel);
+    return cells_at_least_with<32>(at_least32, cells, limits, n, channels, out_cell, out_channel);
 }
 
 const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};

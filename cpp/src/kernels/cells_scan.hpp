@@ -35,7 +35,8 @@ static inline size_t cells_at_least_u8_bytes(const uint8_t* const* cells, const 
     return k;
 }
 
-// W bytes a comparison (passing(p, limit): bit j set iff p[j] >= limit, j < W), channels >= W. A
+// W bytes a comparison (passing(p, limit): bit j set iff p[j] >= limit, j < W; narrower cells take
+// the reference). A
 // cell's bits are gathered 64 channels at a time and emitted once per 64 (one short loop, not one
 // per vector: most cells chosen have one or two hits); the last vector is read at channels - W,
 // inside the cell, the bytes already seen shifted out. No branch on where a cell starts.
@@ -43,6 +44,7 @@ template <size_t W, typename Passing>
 static inline size_t cells_at_least_with(Passing passing, const uint8_t* const* cells, const uint8_t* limits, size_t n,
                                          size_t channels, uint32_t* out_cell, uint32_t* out_channel) {
     static_assert(W <= 32 && 64 % W == 0, "whole vectors per 64 channels");
+    if (channels < W) return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
     size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
         const uint8_t* p = cells[i];

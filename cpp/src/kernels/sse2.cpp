@@ -336,15 +336,13 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
 }
 
-// 16 channels a comparison (cells_scan.hpp).
+// 16 channels a comparison (cells_scan.hpp), bit j: p[j] >= limit.
 size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
                          uint32_t* out_cell, uint32_t* out_channel) {
-    if (channels < 16) return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
-    auto passing = [](const uint8_t* p, uint8_t limit) {
+    return cells_at_least_with<16>([](const uint8_t* p, uint8_t limit) {
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, _mm_set1_epi8(char(limit))), a)));
-    };
-    return cells_at_least_with<16>(passing, cells, limits, n, channels, out_cell, out_channel);
+    }, cells, limits, n, channels, out_cell, out_channel);
 }
 
 const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
