@@ -394,21 +394,21 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     // The passing cells are gathered in batches and their class bytes scanned in one kernel call
     // a batch; the batch's candidates and boxes then follow in cell order, as one by one.
     constexpr size_t kBatch = 16;
-    size_t offsets[kBatch];
+    const uint8_t* cells[kBatch];
     uint8_t cuts[kBatch];
     int rows[kBatch], cols[kBatch];
     float objectness[kBatch];
-    uint32_t hits[kBatch * 256];
+    uint32_t hit_cell[kBatch * 256], hit_class[kBatch * 256];
     size_t n = 0;
     auto flush = [&] {
-        const size_t found = k.scan_u8_cells(cls, offsets, cuts, n, nc, hits);
+        const size_t found = k.cells_at_least_u8(cells, cuts, n, nc, hit_cell, hit_class);
         for (size_t j = 0; j < found;) {
-            const size_t i = hits[j] >> 8;
+            const size_t i = hit_cell[j];
             const uint32_t box_index = uint32_t(boxes.size());
-            const uint8_t* bytes = cls + offsets[i];
+            const uint8_t* bytes = cells[i];
             bool any = false;
-            for (; j < found && (hits[j] >> 8) == i; ++j) {
-                const int c = int(hits[j] & 255u);
+            for (; j < found && hit_cell[j] == i; ++j) {
+                const int c = int(hit_class[j]);
                 const float score = cls_lut[bytes[c]] * objectness[i];
                 if (!score_passes(score, thresholds[c], inclusive)) continue;
                 add_candidate(candidates, score, c, box_index);
@@ -426,7 +426,7 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     yolox_gate(h, obj, [&](int row, int col, size_t o) {
         const int32_t cut = cut_of[obj[o]];
         if (cut > 255) return;  // no class byte can pass with this objectness
-        offsets[n] = cv.cell(row, col);
+        cells[n] = cls + cv.cell(row, col);
         cuts[n] = uint8_t(cut);
         rows[n] = row;
         cols[n] = col;

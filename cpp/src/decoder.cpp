@@ -32,6 +32,17 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
+// One head as end2end_rows_direct reads it: the frame's box values (uint8, one quantization) and
+// the cell centres.
+struct E2eHead {
+    const uint8_t* box;
+    size_t row_stride, col_stride;
+    float zp, scale;
+    uint32_t width;
+    int stride;
+    const float *centre_x, *centre_y;
+};
+
 // Everything one thread needs to decode a frame. It grows to the largest frame seen and stays.
 // Cache-line aligned: workspaces of different threads sit side by side in one vector, and their
 // vectors' end pointers change on every push_back.
@@ -49,7 +60,7 @@ struct alignas(64) Workspace {
     TopkWorkspace topk;                 // end-to-end selection
     std::vector<TopkHead> topk_heads;   // one per head, pointed at the frame being decoded
     ScratchVector<uint32_t> rank_box;       // end2end: the box of each stage-1 rank used
-    ScratchVector<TopkAnchor> rank_anchor;  // and its anchor
+    ScratchVector<E2eHead> e2e_heads;       // end2end_rows_direct's, per head
     std::vector<Detection> results;  // detections of the frames this workspace decoded
     // Task outputs. Pose: K x 3 floats per result, beside `results`. OBB: the candidates' rotated
     // boxes (by box index), rotated NMS's scratch, and one rotated box per result.
@@ -119,6 +130,12 @@ struct Decoder::Impl {
     void decode_frame_nms(const void* const* tensors, size_t frame, Workspace& ws);
     // or, end to end, topk.hpp's selection instead. Both leave OBB rows' rotated boxes in ws.rboxes.
     void decode_frame_end2end(const void* const* tensors, size_t frame, Workspace& ws);
+    // YOLO26's boxes (every head's box tensor uint8, one quantization, the 4 distances contiguous;
+    // not OBB): each row's box is made from its anchor's 4 bytes as the rows are written, with
+    // load_cell's and make_box's operations (dfl.cpp) in their order, so the same floats as
+    // decode_boxes; no box list, no call per box.
+    bool direct_end2end_boxes = false;
+    void end2end_rows_direct(const void* const* tensors, size_t frame, Workspace& ws);
     const void* frame_of(const void* const* tensors, int output, size_t frame) const {
         const TensorView& v = views[size_t(output)];
         return static_cast<const char*>(tensors[output]) + frame * v.frame_stride * dtype_size(v.dtype);
@@ -263,6 +280,11 @@ void Decoder::Impl::validate() {
     }
     validate_tasks();
     validate_masks();
+    direct_end2end_boxes = s.end2end && cfg.bins == 1 && !rotated;
+    for (const auto& h : cfg.heads) {
+        const TensorView& box = views[size_t(h.box_output)];
+        direct_end2end_boxes = direct_end2end_boxes && box.dtype == DType::U8 && box.per_tensor_quant && box.contiguous_channels;
+    }
 }
 
 void Decoder::Impl::validate_masks() {
@@ -665,8 +687,17 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     t.clear();
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         const HeadSpec& head = cfg.heads[h];
-        ws.topk_heads[h] = TopkHead{&views[size_t(head.cls_output)], &gates[h], frame_of(tensors, head.cls_output, frame)};
-        add_anchors(ws.topk_heads[h], uint32_t(h), t);
+        TopkHead& th = ws.topk_heads[h];
+        th.cls = &views[size_t(head.cls_output)];
+        th.gate = &gates[h];
+        th.frame = frame_of(tensors, head.cls_output, frame);
+        // The chosen anchors' box values, prefetched by the selection (read by the rows below).
+        const TensorView& box = views[size_t(head.box_output)];
+        const size_t bytes = dtype_size(box.dtype);
+        th.touch = static_cast<const char*>(frame_of(tensors, head.box_output, frame));
+        th.touch_row = box.row_stride * bytes;
+        th.touch_col = box.col_stride * bytes;
+        add_anchors(th, uint32_t(h), t);
     }
     // Ultralytics' k = min(max_det, anchors), over every anchor of the frame, not only those passing.
     const size_t max_det = s.max_total < 0 ? size_t(300) : size_t(s.max_total);
@@ -674,6 +705,10 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
     const uint64_t nc = uint64_t(cfg.num_classes);
     const double inv_nc = 1.0 / double(nc);
+    if (direct_end2end_boxes) {
+        end2end_rows_direct(tensors, frame, ws);
+        return;
+    }
     // The pairs that pass (Ultralytics: the confidence test after the top-k), as candidates whose
     // `box` is the stage-1 rank of their anchor.
     ws.candidates.clear();
@@ -690,18 +725,13 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     // One box per anchor used, decoded a head at a time (one DFL call per head, as the NMS path).
     const uint32_t none = ~uint32_t(0);
     ws.rank_box.assign(t.ranked.size(), none);
-    ws.rank_anchor.resize(t.ranked.size());
-    for (const Candidate& cand : ws.candidates)
-        if (ws.rank_box[cand.box] == none) {
-            ws.rank_anchor[cand.box] = anchor_at(t, ws.topk_heads.data(), t.ranked[cand.box].index);
-            ws.rank_box[cand.box] = none - 1;  // used, box not decoded yet
-        }
+    for (const Candidate& cand : ws.candidates) ws.rank_box[cand.box] = none - 1;  // used, box not decoded yet
     ws.boxes.clear();
     for (size_t h = 0; h < cfg.heads.size(); ++h) {
         ws.box_cells.clear();
         const uint32_t first = uint32_t(ws.boxes.size());
         for (const Candidate& cand : ws.candidates) {
-            const TopkAnchor& a = ws.rank_anchor[cand.box];
+            const TopkAnchor& a = t.anchors[cand.box];  // (stage 2's)
             if (a.head != h || ws.rank_box[cand.box] != none - 1) continue;
             ws.rank_box[cand.box] = first + uint32_t(ws.box_cells.size());
             // Field by field: a braced temporary is built on the stack in two halves and read
@@ -732,6 +762,48 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
         } else {
             for (int j = 0; j < 4; ++j) d.box[j] = b.v[j];
         }
+    }
+}
+
+void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame, Workspace& ws) {
+    const Settings& s = cfg.settings;
+    const TopkWorkspace& t = ws.topk;
+    // What a row reads of its head, gathered once a frame (not through the views per row).
+    ws.e2e_heads.resize(cfg.heads.size());
+    for (size_t h = 0; h < cfg.heads.size(); ++h) {
+        const TensorView& box = views[size_t(cfg.heads[h].box_output)];
+        E2eHead& e = ws.e2e_heads[h];
+        e.box = static_cast<const uint8_t*>(frame_of(tensors, cfg.heads[h].box_output, frame));
+        e.row_stride = box.row_stride;
+        e.col_stride = box.col_stride;
+        e.zp = box.zp[0];
+        e.scale = box.scale[0];
+        e.width = uint32_t(box.width);
+        e.stride = cfg.heads[h].stride;
+        e.centre_x = centres[h].x.data();
+        e.centre_y = centres[h].y.data();
+    }
+    const uint64_t nc = uint64_t(cfg.num_classes);
+    const double inv_nc = 1.0 / double(nc);
+    const bool one_threshold = s.score_threshold.size() == 1;
+    for (const TopkKey& key : t.selected) {
+        const uint64_t rank = quotient(key.index, nc, inv_nc);
+        const int c = int(key.index - rank * nc);
+        const float th = one_threshold ? s.score_threshold[0] : s.score_threshold[size_t(c)];
+        if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics' test after the top-k
+        const TopkAnchor& a = t.anchors[rank];
+        const uint32_t h = a.head;
+        const size_t row = size_t(a.row), col = size_t(a.col);
+        const E2eHead& e = ws.e2e_heads[h];
+        const uint8_t* p = e.box + row * e.row_stride + col * e.col_stride;
+        const float d[4] = {(float(p[0]) - e.zp) * e.scale, (float(p[1]) - e.zp) * e.scale, (float(p[2]) - e.zp) * e.scale,
+                            (float(p[3]) - e.zp) * e.scale};
+        Detection& out = ws.results.emplace_back();  // field by field (no stack temporary)
+        out.score = key.score;
+        out.class_id = c;
+        out.head = h;
+        out.cell = uint32_t(row) * e.width + uint32_t(col);
+        make_box(d, e.centre_x[col], e.centre_y[row], e.stride, s, out.box);
     }
 }
 

@@ -42,7 +42,10 @@ inline void make_box(const float d[4], float xc, float yc, int stride, const Set
     const float w = s.normalized ? float(s.image_width) : 1.0f;
     const float h = s.normalized ? float(s.image_height) : 1.0f;
     const float st = float(stride);
-    const f4 dist = f4{d[0] * st, d[1] * st, d[2] * st, d[3] * st} / f4{w, h, w, h};
+    const f4 scaled = f4{d[0] * st, d[1] * st, d[2] * st, d[3] * st};
+    // In pixels the divisor is 1, and x / 1 is x: the division (a long-latency instruction that
+    // every box waited on) only when normalized.
+    const f4 dist = s.normalized ? scaled / f4{w, h, w, h} : scaled;
     const float x_min = xc - dist[0];
     const float y_min = yc - dist[1];
     const float x_max = xc + dist[2];

@@ -31,6 +31,19 @@ inline void set_key(TopkKey& key, float score, uint64_t index) {
     key.index = index;
 }
 
+// The anchor at stage-1 rank r as stage 2 reaches it: kept for the caller (ws.anchors), and the
+// bytes the caller reads next for it prefetched (TopkHead::touch).
+inline TopkAnchor chosen(TopkWorkspace& ws, const TopkHead* heads, size_t r) {
+    const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+    TopkAnchor& kept = ws.anchors[r];  // field by field: a whole-struct copy went through the stack
+    kept.head = a.head;                // and stalled on its reload (a quarter of stage 2's time)
+    kept.row = a.row;
+    kept.col = a.col;
+    const TopkHead& h = heads[a.head];
+    if (h.touch) __builtin_prefetch(h.touch + size_t(a.row) * h.touch_row + size_t(a.col) * h.touch_col);
+    return a;
+}
+
 template <typename T>
 inline float score_at(const TopkHead& h, const T* frame, size_t cell, int c) {
     return class_score(*h.gate, *h.cls, frame, cell + h.cls->channel_offset[size_t(c)], c);
@@ -114,53 +127,60 @@ bool takes_byte_path(const TopkHead& h) {
     return g.lut_ascending && !g.q_min.empty();  // checked once, when the gate was made
 }
 
-// Each cell's largest class byte (a row at a time) and how many cells have each byte.
+// The passing cells (largest class byte >= the gate's) with their largest bytes, in anchor order
+// (one pass over the class bytes, kernels' cell_max_gate_u8), and how many have each byte.
 void add_anchor_bytes(const TopkHead& h, size_t start, TopkWorkspace& ws) {
     const TensorView& v = *h.cls;
     const uint8_t* frame = static_cast<const uint8_t*>(h.frame);
     const kernels::Table& k = kernels::active();
-    uint8_t* m = ws.maxima.data() + start;
-    const size_t width = size_t(v.width), n = size_t(v.height) * width;
-    for (int row = 0; row < v.height; ++row)
-        k.cell_max_u8(frame + v.cell(row, 0), v.col_stride, size_t(v.channels), width, m + size_t(row) * width);
-    // Four histograms, so that runs of one byte do not wait on each other's increments. Only the
-    // counts of passing bytes (>= q_min) are ever read (the walk stops at q_min), so a block of
-    // cells with none is not counted: its largest byte (a loop the compiler vectorizes) says so.
-    // With a real detector at a usual threshold almost every block is skipped.
     const int32_t q_min = h.gate->q_min[0];
-    uint32_t sub[4][256] = {};
-    constexpr size_t block = 64;
-    for (size_t b = 0; b < n; b += block) {
-        const size_t e = std::min(n, b + block);
-        uint8_t top = 0;
-        if (e - b == block)  // a constant count: vectorized at -O2 too
-            for (size_t i = 0; i < block; ++i) top = std::max(top, m[b + i]);
+    const size_t width = size_t(v.width), n = size_t(v.height) * width;
+    const size_t first = ws.pass_cell.size();
+    size_t passing = 0;
+    if (q_min <= 255) {  // else nothing passes: not a byte is read
+        ws.pass_max.resize(first + n);
+        ws.pass_cell.resize(first + n);
+        uint8_t* m = ws.pass_max.data() + first;
+        uint32_t* cell = ws.pass_cell.data() + first;
+        const uint8_t gate = uint8_t(std::max<int32_t>(q_min, 0));
+        const size_t channels = size_t(v.channels);
+        if (v.row_stride == width * v.col_stride)  // rows back to back: one call a head
+            passing = k.cell_max_gate_u8(frame, v.col_stride, channels, n, gate, uint32_t(start), m, cell);
         else
-            for (size_t i = b; i < e; ++i) top = std::max(top, m[i]);
-        if (int32_t(top) < q_min) continue;
-        size_t i = b;
-        for (; i + 4 <= e; i += 4) {
+            for (int row = 0; row < v.height; ++row)
+                passing += k.cell_max_gate_u8(frame + v.cell(row, 0), v.col_stride, channels, width, gate,
+                                              uint32_t(start + size_t(row) * width), m + passing, cell + passing);
+        ws.pass_max.resize(first + passing);
+        ws.pass_cell.resize(first + passing);
+    }
+    ws.pass_start.push_back(first + passing);
+    const size_t at = ws.histogram.size();
+    ws.histogram.resize(at + 256);
+    uint32_t* hist = ws.histogram.data() + at;
+    std::fill(hist, hist + 256, 0u);
+    const uint8_t* m = ws.pass_max.data() + first;
+    if (passing < 1024) {
+        for (size_t i = 0; i < passing; ++i) ++hist[m[i]];
+    } else {
+        // Four histograms, so that runs of one byte (a real head's background at a low threshold:
+        // thousands of cells on one byte) do not wait on each other's increments.
+        uint32_t sub[4][256] = {};
+        size_t i = 0;
+        for (; i + 4 <= passing; i += 4) {
             ++sub[0][m[i]]; ++sub[1][m[i + 1]]; ++sub[2][m[i + 2]]; ++sub[3][m[i + 3]];
         }
-        for (; i < e; ++i) ++sub[0][m[i]];
-    }
-    const size_t first = ws.histogram.size();
-    ws.histogram.resize(first + 256);
-    uint32_t* hist = ws.histogram.data() + first;
-    size_t passing = 0;
-    for (int q = 0; q < 256; ++q) {
-        hist[q] = sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q];
-        if (q >= q_min) passing += hist[q];
+        for (; i < passing; ++i) ++sub[0][m[i]];
+        for (int q = 0; q < 256; ++q) hist[q] = sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q];
     }
     ws.passing += passing;
 }
 
 // The general path's best scores of a byte-path head, for a frame whose heads take both paths.
-void best_from_bytes(const TopkHead& h, size_t start, size_t n, TopkWorkspace& ws) {
+void best_from_bytes(const TopkHead& h, size_t head, size_t start, size_t n, TopkWorkspace& ws) {
     const float gated = -std::numeric_limits<float>::infinity();
     const float* lut = h.gate->lut.data();
-    const int32_t q_min = h.gate->q_min[0];
-    for (size_t i = start; i < start + n; ++i) ws.best[i] = int32_t(ws.maxima[i]) >= q_min ? lut[ws.maxima[i]] : gated;
+    std::fill(ws.best.begin() + std::ptrdiff_t(start), ws.best.begin() + std::ptrdiff_t(start + n), gated);
+    for (size_t e = ws.pass_start[head]; e < ws.pass_start[head + 1]; ++e) ws.best[ws.pass_cell[e]] = lut[ws.pass_max[e]];
 }
 
 size_t cells_of(const TopkHead& h) { return size_t(h.cls->height) * size_t(h.cls->width); }
@@ -175,25 +195,17 @@ constexpr size_t kFewPassing = 64;
 void select_few(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
     const kernels::Table& kt = kernels::active();
     for (size_t h = 0; h < ws.head_start.size(); ++h) {
-        const int32_t q_min = heads[h].gate->q_min[0];
-        if (q_min > 255) continue;
-        const size_t start = ws.head_start[h], n = cells_of(heads[h]);
-        ws.positions.resize(std::max(ws.positions.size(), n));
-        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(std::max(q_min, int32_t(0))), n,
-                                               ws.positions.data());
         const float* lut = heads[h].gate->lut.data();
-        for (size_t j = 0; j < hits; ++j) {
-            const size_t cell = start + ws.positions[j];
-            push_key(ws.ranked, lut[ws.maxima[cell]], uint64_t(cell));
-        }
+        for (size_t e = ws.pass_start[h]; e < ws.pass_start[h + 1]; ++e) push_key(ws.ranked, lut[ws.pass_max[e]], ws.pass_cell[e]);
     }
     select_top(ws.ranked, k);
+    ws.anchors.resize(ws.ranked.size());
     const uint64_t nc = uint64_t(num_classes);
     // select_end2end's floor: with k anchors chosen, no pair below the k-th one's best is needed.
     const float floor = ws.ranked.size() == k ? ws.ranked.back().score : -std::numeric_limits<float>::infinity();
     if (agnostic) {  // each anchor's best class, in stage-1 order
         for (size_t r = 0; r < ws.ranked.size(); ++r) {
-            const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+            const TopkAnchor a = chosen(ws, heads, r);
             add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, true, floor, ws);
         }
         return;
@@ -211,7 +223,7 @@ void select_few(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_clas
         ws.cursor[h] = lo;
     }
     for (size_t r = 0; r < ws.ranked.size(); ++r) {
-        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        const TopkAnchor a = chosen(ws, heads, r);
         const TopkHead& h = heads[a.head];
         const int32_t lo = ws.cursor[a.head];
         if (lo > 255) continue;
@@ -273,19 +285,20 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     // last level's cells past the k-th place are left out.
     const size_t n_ranked = size_t(std::min<uint64_t>(counted, k));
     ws.ranked.resize(n_ranked);
+    ws.anchors.resize(n_ranked);
     const kernels::Table& kt = kernels::active();
     // Every cell at or above a byte of head h, placed by level in anchor order.
     auto place_from = [&](size_t h, int32_t from) {
-        const size_t start = ws.head_start[h], n = cells_of(heads[h]);
-        ws.positions.resize(std::max(ws.positions.size(), std::max(n, size_t(heads[h].cls->channels))));
-        const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start, uint8_t(from), n, ws.positions.data());
+        const size_t start = ws.pass_start[h], n = ws.pass_start[h + 1] - start;
+        ws.positions.resize(std::max(ws.positions.size(), n));
+        const size_t hits = kt.scan_u8_uniform(ws.pass_max.data() + start, uint8_t(from), n, ws.positions.data());
         const float* lut = heads[h].gate->lut.data();
         const uint16_t* level = ws.level.data() + 256 * h;
         for (size_t j = 0; j < hits; ++j) {
-            const size_t cell = start + ws.positions[j];
-            const uint8_t q = ws.maxima[cell];
+            const size_t e = start + ws.positions[j];
+            const uint8_t q = ws.pass_max[e];
             const uint32_t at = ws.level_next[level[q]]++;
-            if (at < n_ranked) set_key(ws.ranked[at], lut[q], uint64_t(cell));
+            if (at < n_ranked) set_key(ws.ranked[at], lut[q], uint64_t(ws.pass_cell[e]));
         }
     };
     if (counted <= 2 * uint64_t(k) + 64) {
@@ -314,16 +327,16 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
         for (size_t h = 0; h < nh && need > 0; ++h) {
             const int32_t lo = ws.cursor[h] + 1, x = above_last(h);
             if (lo > 255 || x == lo) continue;  // no byte of this head is in the last level
-            const size_t start = ws.head_start[h], n = cells_of(heads[h]);
+            const size_t start = ws.pass_start[h], n = ws.pass_start[h + 1] - start;
             const float* lut = heads[h].gate->lut.data();
             for (size_t b = 0; b < n && need > 0; b += block) {
-                const size_t hits = kt.scan_u8_uniform(ws.maxima.data() + start + b, uint8_t(lo), std::min(block, n - b),
+                const size_t hits = kt.scan_u8_uniform(ws.pass_max.data() + start + b, uint8_t(lo), std::min(block, n - b),
                                                        ws.positions.data());
                 for (size_t j = 0; j < hits && need > 0; ++j) {
-                    const size_t cell = start + b + ws.positions[j];
-                    const uint8_t q = ws.maxima[cell];
+                    const size_t e = start + b + ws.positions[j];
+                    const uint8_t q = ws.pass_max[e];
                     if (int32_t(q) >= x) continue;  // above the last level: placed already
-                    set_key(ws.ranked[ws.level_next[last]++], lut[q], uint64_t(cell));
+                    set_key(ws.ranked[ws.level_next[last]++], lut[q], uint64_t(ws.pass_cell[e]));
                     --need;
                 }
             }
@@ -332,29 +345,36 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     const uint64_t nc = uint64_t(num_classes);
     if (agnostic) {  // each anchor's best class, in stage-1 order
         for (size_t r = 0; r < n_ranked; ++r) {
-            const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+            const TopkAnchor a = chosen(ws, heads, r);
             add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, true, 0.0f, ws);
         }
         return;
     }
     // Stage 2: the pairs at or above the last level (at least as good as the k-th anchor's best,
-    // select_end2end's floor), generated in rank then class order, counted per level, then placed.
-    ws.pairs.clear();
-    ws.pair_level.clear();
+    // select_end2end's floor), found for every chosen anchor in one kernel call (in rank then
+    // class order), counted per level, then placed. A chosen anchor's head has a byte above its
+    // cursor (its own best), so each limit is a byte.
+    ws.cells.resize(n_ranked);
+    ws.limits.resize(n_ranked);
     for (size_t r = 0; r < n_ranked; ++r) {
-        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        const TopkAnchor a = chosen(ws, heads, r);
         const TopkHead& h = heads[a.head];
-        const uint8_t* p = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
-        const size_t channels = size_t(h.cls->channels);
-        ws.positions.resize(std::max(ws.positions.size(), channels));
-        const size_t hits = kt.scan_u8_uniform(p, uint8_t(ws.cursor[a.head] + 1), channels, ws.positions.data());
-        const float* lut = h.gate->lut.data();
-        const uint16_t* level = ws.level.data() + 256 * a.head;
-        for (size_t j = 0; j < hits; ++j) {
-            const uint8_t q = p[ws.positions[j]];
-            push_key(ws.pairs, lut[q], uint64_t(r) * nc + ws.positions[j]);
-            ws.pair_level.push_back(level[q]);
-        }
+        ws.cells[r] = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
+        ws.limits[r] = uint8_t(ws.cursor[a.head] + 1);
+    }
+    const size_t channels = size_t(num_classes);  // every head's (select_end2end)
+    ws.hit_cell.resize(std::max(ws.hit_cell.size(), n_ranked * channels));
+    ws.hit_channel.resize(ws.hit_cell.size());
+    const size_t hits = kt.cells_at_least_u8(ws.cells.data(), ws.limits.data(), n_ranked, channels, ws.hit_cell.data(),
+                                             ws.hit_channel.data());
+    ws.pairs.resize(hits);
+    ws.pair_level.resize(hits);
+    for (size_t j = 0; j < hits; ++j) {
+        const uint32_t r = ws.hit_cell[j], c = ws.hit_channel[j];
+        const uint32_t h = ws.anchors[r].head;
+        const uint8_t q = ws.cells[r][c];
+        set_key(ws.pairs[j], heads[h].gate->lut[q], uint64_t(r) * nc + c);
+        ws.pair_level[j] = ws.level[256 * size_t(h) + q];
     }
     uint32_t* next = ws.level_next.data();
     const size_t levels = ws.level_next.size();
@@ -389,13 +409,13 @@ void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
     ws.head_start.push_back(start);
     ws.head_row_scale.push_back(1.0 / double(head.cls->width > 0 ? head.cls->width : 1));
     ws.best.resize(start + n);
-    ws.maxima.resize(start + n);
     const bool bytes = takes_byte_path(head);
     ws.byte_path.push_back(uint8_t(bytes));
     if (bytes) {
         add_anchor_bytes(head, start, ws);
         return;
     }
+    ws.pass_start.push_back(ws.pass_cell.size());    // none: keeps a head's passing cells at pass_start[h]
     ws.histogram.resize(ws.histogram.size() + 256);  // unused: keeps a head's 256 at 256 h
     switch (head.cls->dtype) {
         case DType::U8: add_anchors_t<uint8_t>(head, start, ws); break;
@@ -407,13 +427,13 @@ void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
     const size_t nh = ws.head_start.size();
     bool all_bytes = nh > 0 && nh < 256;  // (levels are uint16: 256 a head)
-    for (size_t h = 0; h < nh; ++h) all_bytes = all_bytes && ws.byte_path[h];
+    for (size_t h = 0; h < nh; ++h) all_bytes = all_bytes && ws.byte_path[h] && heads[h].cls->channels == num_classes;
     if (all_bytes) {
         select_bytes(ws, heads, k, num_classes, agnostic);
         return;
     }
     for (size_t h = 0; h < nh; ++h)
-        if (ws.byte_path[h]) best_from_bytes(heads[h], ws.head_start[h], cells_of(heads[h]), ws);
+        if (ws.byte_path[h]) best_from_bytes(heads[h], h, ws.head_start[h], cells_of(heads[h]), ws);
     // Stage 1: the k-th best score first, then only the anchors at or above it are ranked.
     const float gated = -std::numeric_limits<float>::infinity();
     float kth = gated;
@@ -430,13 +450,14 @@ void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_
             if (b != gated && b >= kth) push_key(ws.ranked, b, uint64_t(i));
         }
     select_top(ws.ranked, k);
+    ws.anchors.resize(ws.ranked.size());
     ws.selected.clear();
     const uint64_t nc = uint64_t(num_classes);
     // With k anchors chosen, each brings its best pair: k pairs score at least the k-th anchor's
     // best, so no pair below it can be among the k best (ties at it are kept).
     const float floor = ws.ranked.size() == k && k > 0 ? ws.ranked.back().score : -std::numeric_limits<float>::infinity();
     for (size_t r = 0; r < ws.ranked.size(); ++r) {
-        const TopkAnchor a = anchor_at(ws, heads, ws.ranked[r].index);
+        const TopkAnchor a = chosen(ws, heads, r);
         const TopkHead& h = heads[a.head];
         switch (h.cls->dtype) {
             case DType::U8: add_pairs_t<uint8_t>(h, a, r, ws.ranked[r], nc, agnostic, floor, ws); break;

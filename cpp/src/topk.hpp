@@ -73,20 +73,27 @@ struct TopkAnchor {
 struct TopkWorkspace {
     ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
                                      // (the general path; the byte path below fills it only when a head needs it)
-    std::vector<size_t> head_start;  // where each head's cells start in `best` (and `maxima`)
+    std::vector<size_t> head_start;  // where each head's cells start in `best`
     std::vector<double> head_row_scale;  // 1 / width of each head (anchor_at)
     size_t passing = 0;              // cells not gated out
     ScratchVector<float> scratch;    // for the k-th best score
     ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
     ScratchVector<TopkKey> selected; // stage 2: index = rank * nc + class (rank into `ranked`)
+    ScratchVector<TopkAnchor> anchors;  // per rank into `ranked`: its anchor (anchor_at), set by stage 2
     // The byte path (uint8 heads with one quantization and contiguous classes), per head: whether
-    // it took it, its cells' largest class bytes, and how many passing cells have each byte.
+    // it took it, its passing cells (largest class byte >= the gate's) with their largest bytes,
+    // in anchor order, and how many passing cells have each byte.
     ScratchVector<uint8_t> byte_path;
-    ScratchVector<uint8_t> maxima;
+    ScratchVector<uint8_t> pass_max;    // every head's passing cells: the largest class byte,
+    ScratchVector<uint32_t> pass_cell;  // and the anchor (position in `best`)
+    std::vector<size_t> pass_start;     // where each head's start in them, and one past the last head's
     ScratchVector<uint32_t> histogram;  // 256 per head
     ScratchVector<uint16_t> level;      // 256 per head: the score level of a byte (0: best)
     ScratchVector<uint32_t> level_next; // per level: where its next key goes
     ScratchVector<uint32_t> positions;  // scan output
+    ScratchVector<const uint8_t*> cells;  // stage 2: the chosen anchors' class bytes,
+    ScratchVector<uint8_t> limits;        // the smallest byte of a pair kept (per anchor),
+    ScratchVector<uint32_t> hit_cell, hit_channel;  // and the pairs at or above it (rank, class)
     ScratchVector<TopkKey> pairs;       // stage 2 before its counting sort
     ScratchVector<uint16_t> pair_level;
     ScratchVector<int32_t> cursor;      // per head: the walk's next byte (those above have a level)
@@ -97,16 +104,23 @@ struct TopkWorkspace {
         passing = 0;
         ranked.clear();
         byte_path.clear();
-        maxima.clear();
+        pass_max.clear();
+        pass_cell.clear();
+        pass_start.assign(1, 0);
         histogram.clear();
     }
 };
 
-// What stage 2 reads of each head: its class tensor, gate and frame.
+// What stage 2 reads of each head: its class tensor, gate and frame; and, optionally, where the
+// caller reads next for each chosen anchor (its box values: byte address touch + row * touch_row
+// + col * touch_col), prefetched as stage 2 reaches the anchor. Those few hundred scattered reads
+// otherwise miss the cache one after another while the rows are made.
 struct TopkHead {
     const TensorView* cls;
     const ClassScorer* gate;  // built with the lowest class threshold
     const void* frame;
+    const char* touch = nullptr;
+    size_t touch_row = 0, touch_col = 0;
 };
 
 // Appends one head's cells that pass the gate (row, column order), with their best scores.
@@ -115,15 +129,16 @@ void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 // Both stages over the anchors added; the pairs chosen end in ws.selected, best first.
 //
 // When every head takes the byte path (uint8, one quantization per tensor, classes contiguous,
-// a non-decreasing score table), a cell's best score is its largest class byte's (one SIMD pass,
-// kernels' cell_max_u8), and both stages are counting selections over the scores' distinct values
-// (at most 256 a head): a histogram of the cells' largest bytes, walked from the best score down
+// a non-decreasing score table), a cell's best score is its largest class byte's, and both stages
+// are counting selections over the scores' distinct values (at most 256 a head). One SIMD pass
+// over the class bytes (kernels' cell_max_gate_u8) keeps the passing cells with their largest
+// bytes, in anchor order, and everything after it reads those only (on a dense head about 1,300
+// of 8,400 cells pass 0.2): a histogram of their largest bytes, walked from the best score down
 // (every head's bytes of one equal score make one level) until k cells are counted, gives the
 // k-th best score and, for each level, where its cells start in the ranked order; one scan of the
 // cells at or above it (in anchor order, so ties keep index order) then places each where it
 // goes. Stage 2 places its pairs (generated in rank, then class order) the same way. No float is
-// compared per cell and nothing is sorted; the order is exactly the stated one. Only blocks of
-// cells with a passing byte are counted (no other count is read). When many more cells tie at the
+// compared per cell and nothing is sorted; the order is exactly the stated one. When many more cells tie at the
 // k-th best score than it has places (a real head's background at a low threshold: thousands of
 // cells on one small byte), the cells above it are placed first, then its places filled in anchor
 // order until full. When at most 64 cells pass (a trained detector at a usual threshold), they

@@ -139,38 +139,12 @@ static void test_kernels_agree() {
                 v16[off + at] = 0;
             }
     }
-    // The class scan of a batch of cells: against the definition (every path), for cell widths
-    // below, at and between the vector widths, up to 256; limits 0 (every byte), 255 and in
-    // between, one per cell; cells with gaps between them, the buffer ending at the last cell's
-    // last byte (a read past it would be out of bounds in sanitizer builds).
-    for (size_t count : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 80u, 100u, 255u, 256u}) {
-        for (size_t n : {0u, 1u, 3u, 16u}) {
-            const size_t pitch = count + 5;
-            std::vector<uint8_t> buf(n ? (n - 1) * pitch + count : 0);
-            for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 24);
-            std::vector<size_t> offsets(n);
-            std::vector<uint8_t> limits(n);
-            for (size_t i = 0; i < n; ++i) {
-                offsets[i] = (n - 1 - i) * pitch;  // any order: the cells are listed, not walked
-                const uint32_t pick = lcg(seed) >> 29;
-                limits[i] = uint8_t(pick == 0 ? 0 : pick == 1 ? 255 : 150 + (lcg(seed) >> 27));
-            }
-            std::vector<uint32_t> want, got(n * count + 1);
-            for (size_t i = 0; i < n; ++i)
-                for (size_t c = 0; c < count; ++c)
-                    if (buf[offsets[i] + c] >= limits[i]) want.push_back(uint32_t(i << 8 | c));
-            for (const kernels::Table* k : tables()) {
-                const size_t found = k->scan_u8_cells(buf.data(), offsets.data(), limits.data(), n, count, got.data());
-                CHECK(found == want.size() && std::equal(want.begin(), want.end(), got.begin()));
-            }
-        }
-    }
     // The per-cell maximum: against the definition (every path), for cell widths below, at and
     // between the vector widths, cell counts around the 8-cell groups, pitches with gaps, and the
     // maximum at every channel of a cell (the overlapping last vector, the interleaved folds). The
     // buffer ends exactly at the last cell's last channel: a read past it would be out of bounds
     // (sanitizer builds).
-    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u}) {
+    for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u, 128u, 129u, 161u}) {
         for (size_t pitch : {channels, channels + 3}) {
             for (size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 80u}) {
                 std::vector<uint8_t> buf(n ? (n - 1) * pitch + channels : 0);
@@ -183,11 +157,29 @@ static void test_kernels_agree() {
                         want[i] = m;
                     }
                 };
+                // The gated form: the cells whose maximum is >= the gate, in order, with their
+                // maxima and numbers (from `first`), for gates that keep none, some and all; its
+                // outputs have room for exactly n (whole-group stores must stay inside).
+                std::vector<uint8_t> got_max(n);
+                std::vector<uint32_t> got_index(n);
                 auto agree = [&] {
                     expect();
                     for (const kernels::Table* k : tables()) {
                         k->cell_max_u8(buf.data(), pitch, channels, n, got.data());
                         CHECK(std::equal(want.begin(), want.end(), got.begin()));
+                        for (unsigned gate : {0u, 1u, 40u, 60u, 63u, 64u, 200u, 255u}) {
+                            const uint32_t first = 1000u + uint32_t(gate);
+                            const size_t kept = k->cell_max_gate_u8(buf.data(), pitch, channels, n, uint8_t(gate), first,
+                                                                    got_max.data(), got_index.data());
+                            size_t j = 0;
+                            bool same = true;
+                            for (size_t i = 0; i < n; ++i) {
+                                if (want[i] < gate) continue;
+                                same = same && j < kept && got_max[j] == want[i] && got_index[j] == first + i;
+                                ++j;
+                            }
+                            CHECK(same && kept == j);
+                        }
                     }
                 };
                 agree();
@@ -200,6 +192,38 @@ static void test_kernels_agree() {
                     buf[cell * pitch + c] = old;
                 }
             }
+        }
+    }
+    // The chosen cells' channels at or above each cell's limit: against the definition (every
+    // path), for cell widths below, at and between the vector widths and past 64 and 128 (the
+    // 64-channel words), limits 0 (every channel) to 255, cells in any order and place. Each cell
+    // is a buffer of its own that ends at its last channel (a read past it: out of bounds under
+    // the sanitizers).
+    for (size_t channels : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 48u, 63u, 64u, 65u, 80u, 96u, 100u, 128u, 129u, 200u, 255u, 256u}) {
+        const size_t n = 37;
+        std::vector<std::vector<uint8_t>> bufs(n);
+        std::vector<const uint8_t*> cells(n);
+        std::vector<uint8_t> limits(n);
+        for (size_t i = 0; i < n; ++i) {
+            bufs[i].resize(channels);
+            for (uint8_t& b : bufs[i]) b = uint8_t(lcg(seed) >> 24);
+            if (i % 5 == 0) bufs[i][(lcg(seed) >> 8) % channels] = 255;
+            cells[n - 1 - i] = bufs[i].data();
+            limits[i] = i == 0 ? 0 : i == 1 ? 255 : uint8_t(200 + (lcg(seed) >> 26));
+        }
+        std::vector<uint32_t> want_cell, want_channel;
+        for (size_t i = 0; i < n; ++i)
+            for (size_t c = 0; c < channels; ++c)
+                if (cells[i][c] >= limits[i]) {
+                    want_cell.push_back(uint32_t(i));
+                    want_channel.push_back(uint32_t(c));
+                }
+        CHECK(want_cell.size() > channels);  // limit 0 keeps a whole cell, others some
+        std::vector<uint32_t> got_cell(n * channels), got_channel(n * channels);
+        for (const kernels::Table* k : tables()) {
+            const size_t hits = k->cells_at_least_u8(cells.data(), limits.data(), n, channels, got_cell.data(), got_channel.data());
+            CHECK(hits == want_cell.size() && std::equal(want_cell.begin(), want_cell.end(), got_cell.begin()) &&
+                  std::equal(want_channel.begin(), want_channel.end(), got_channel.begin()));
         }
     }
     for (size_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 4099u}) {

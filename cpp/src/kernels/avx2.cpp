@@ -5,7 +5,8 @@
 
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
-#include "cells_scan_bytes.hpp"
+#include "cells_scan.hpp"
+#include "gate_order.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -279,12 +280,21 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
 }
 
 // A cell's 32-byte partial maxima: its first 32 bytes, each next 32, and the last 32 (which may
-// overlap the previous: harmless for a maximum); never a byte outside the cell.
+// overlap the previous: harmless for a maximum); never a byte outside the cell. Steps: the
+// vectors after the first, (channels - 1) / 32, fixed at compile time for the usual class counts
+// (up to 128) so that no loop or test runs per cell (it was about half the kernel's
+// instructions); -1: any count, by a loop.
+template <int Steps>
 inline __m256i partial_max32(const uint8_t* p, size_t channels) {
     __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    size_t c = 32;
-    for (; c + 32 <= channels; c += 32) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + c)));
-    if (c < channels) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + channels - 32)));
+    if constexpr (Steps < 0) {
+        size_t c = 32;
+        for (; c + 32 <= channels; c += 32) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + c)));
+        if (c < channels) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + channels - 32)));
+    } else {
+        for (int s = 1; s < Steps; ++s) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * s)));
+        if constexpr (Steps > 0) v = _mm256_max_epu8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + channels - 32)));
+    }
     return v;
 }
 
@@ -300,25 +310,77 @@ inline __m128i last_fold(__m256i x) {
     return _mm_max_epu8(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
 }
 
+// The maxima of 8 cells (channels >= 32), in the low 8 bytes.
+template <int Steps>
+inline __m128i max_of_8_cells(const uint8_t* p, size_t pitch, size_t channels) {
+    const __m256i a0 = fold8(partial_max32<Steps>(p, channels), partial_max32<Steps>(p + pitch, channels));
+    const __m256i a1 = fold8(partial_max32<Steps>(p + 2 * pitch, channels), partial_max32<Steps>(p + 3 * pitch, channels));
+    const __m256i a2 = fold8(partial_max32<Steps>(p + 4 * pitch, channels), partial_max32<Steps>(p + 5 * pitch, channels));
+    const __m256i a3 = fold8(partial_max32<Steps>(p + 6 * pitch, channels), partial_max32<Steps>(p + 7 * pitch, channels));
+    return last_fold(fold32(fold16(a0, a1), fold16(a2, a3)));
+}
+
+// One cell's maximum: the same folds with itself.
+template <int Steps>
+inline uint8_t max_of_cell(const uint8_t* p, size_t channels) {
+    const __m256i v = partial_max32<Steps>(p, channels);
+    const __m256i a = fold8(v, v);
+    const __m256i b = fold16(a, a);
+    return uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+}
+
+template <int Steps>
+struct CellMax {
+    static void run(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), max_of_8_cells<Steps>(base + i * pitch, pitch, channels));
+        for (; i < n; ++i) out[i] = max_of_cell<Steps>(base + i * pitch, channels);  // the last cells one at a time
+    }
+
+    // Per 8 cells: the passing lanes' mask picks a byte order (gate_order.hpp) that packs their
+    // maxima to the front (pshufb) and, widened, gives their cell numbers; all 8 are stored at k
+    // and k moves on by the count. No branch on the data.
+    static size_t gate(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                       uint8_t* max_out, uint32_t* index_out) {
+        const __m128i g = _mm_set1_epi8(char(gate));
+        size_t i = 0, k = 0;
+        for (; i + 8 <= n; i += 8) {
+            const __m128i m = max_of_8_cells<Steps>(base + i * pitch, pitch, channels);
+            const uint32_t pass = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(m, g), m))) & 0xFFu;
+            const __m128i order = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kGateOrder.lanes[pass]));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(max_out + k), _mm_shuffle_epi8(m, order));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index_out + k),
+                                _mm256_add_epi32(_mm256_set1_epi32(int(first + uint32_t(i))), _mm256_cvtepu8_epi32(order)));
+            k += size_t(__builtin_popcount(pass));
+        }
+        for (; i < n; ++i)
+            k = append_if_passing(max_of_cell<Steps>(base + i * pitch, channels), gate, uint32_t(first + i), max_out,
+                                  index_out, k);
+        return k;
+    }
+};
+
 void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
-    if (channels < 32) {
-        cell_max_u8_bytes(base, pitch, channels, n, out);
-        return;
+    if (channels < 32) return cell_max_u8_bytes(base, pitch, channels, n, out);
+    switch ((channels - 1) / 32) {  // CellMax's Steps where fixed
+        case 0: return CellMax<0>::run(base, pitch, channels, n, out);
+        case 1: return CellMax<1>::run(base, pitch, channels, n, out);
+        case 2: return CellMax<2>::run(base, pitch, channels, n, out);
+        case 3: return CellMax<3>::run(base, pitch, channels, n, out);
+        default: return CellMax<-1>::run(base, pitch, channels, n, out);
     }
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const uint8_t* p = base + i * pitch;
-        const __m256i a0 = fold8(partial_max32(p, channels), partial_max32(p + pitch, channels));
-        const __m256i a1 = fold8(partial_max32(p + 2 * pitch, channels), partial_max32(p + 3 * pitch, channels));
-        const __m256i a2 = fold8(partial_max32(p + 4 * pitch, channels), partial_max32(p + 5 * pitch, channels));
-        const __m256i a3 = fold8(partial_max32(p + 6 * pitch, channels), partial_max32(p + 7 * pitch, channels));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), last_fold(fold32(fold16(a0, a1), fold16(a2, a3))));
-    }
-    for (; i < n; ++i) {  // the last cells one at a time: the same folds with themselves
-        const __m256i v = partial_max32(base + i * pitch, channels);
-        const __m256i a = fold8(v, v);
-        const __m256i b = fold16(a, a);
-        out[i] = uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+}
+
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    if (channels < 32) return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+    switch ((channels - 1) / 32) {
+        case 0: return CellMax<0>::gate(base, pitch, channels, n, gate, first, max_out, index_out);
+        case 1: return CellMax<1>::gate(base, pitch, channels, n, gate, first, max_out, index_out);
+        case 2: return CellMax<2>::gate(base, pitch, channels, n, gate, first, max_out, index_out);
+        case 3: return CellMax<3>::gate(base, pitch, channels, n, gate, first, max_out, index_out);
+        default: return CellMax<-1>::gate(base, pitch, channels, n, gate, first, max_out, index_out);
     }
 }
 
@@ -371,28 +433,19 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane8>(in, n, width, height, normalize, out);
 }
 
-// Each cell 32 bytes at a time, the last vector overlapping the one before (its lanes already
-// seen shifted out).
-size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
-                     uint32_t* out) {
-    if (count < 32) return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const uint8_t* v = base + offsets[i];
-        const __m256i lim = _mm256_set1_epi8(char(limits[i]));
-        auto passing = [&](size_t c) {
-            const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + c));
-            return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, lim), a)));
-        };
-        const size_t tag = i << 8;
-        size_t c = 0;
-        for (; c + 32 <= count; c += 32) k = emit(passing(c), tag + c, out, k, 0);
-        if (c < count) k = emit(passing(count - 32) >> (32 - (count - c)), tag + c, out, k, 0);
-    }
-    return k;
+// Bit j: p[j] >= limit, j < 32.
+inline uint32_t at_least32(const uint8_t* p, uint8_t limit) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, _mm256_set1_epi8(char(limit))), a)));
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
+// 32 channels a comparison (cells_scan.hpp).
+size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                         uint32_t* out_cell, uint32_t* out_channel) {
+    return cells_at_least_with<32>(at_least32, cells, limits, n, channels, out_cell, out_channel);
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
 
 }  // namespace
 

@@ -127,12 +127,19 @@ struct Table {
     // the best class byte of n cells in a row. The vector paths reduce eight cells together
     // (their partial maxima interleaved by unpacks), not one horizontal reduction per cell.
     void (*cell_max_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out);
-    // For each of n cells, whose `count` bytes (1 to 256) lie side by side at base + offsets[i]:
-    // the positions c of the bytes >= limits[i], written as i << 8 | c, cell by cell and c
-    // increasing; returns how many (`out` has room for n x count). YOLOX's class scan of the
-    // cells whose objectness passes, a batch of them per call.
-    size_t (*scan_u8_cells)(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
-                            uint32_t* out);
+    // cell_max_u8 that keeps only the cells whose maximum is >= gate: for each, in increasing i,
+    // max_out[k] = its maximum and index_out[k] = first + i; returns k. Both outputs need room
+    // for n (a vector path writes whole groups at k; k never passes i). The end-to-end selection
+    // then counts and ranks the passing cells only.
+    size_t (*cell_max_gate_u8)(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate,
+                               uint32_t first, uint8_t* max_out, uint32_t* index_out);
+    // For n cells (cells[i]: `channels` contiguous bytes), the channels whose byte is >= limits[i],
+    // in (cell, channel) order: hit j is out_cell[j] = i, out_channel[j] = c (room for n * channels).
+    // Returns the number of hits. The end-to-end stage 2 (the chosen anchors' classes at or above
+    // the k-th anchor's best score) and YOLOX's class scan (a batch of cells whose objectness
+    // passes, each with its class cut), in one call rather than a scan per cell.
+    size_t (*cells_at_least_u8)(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                                uint32_t* out_cell, uint32_t* out_channel);
 };
 
 const Table& scalar_table();

@@ -6,7 +6,7 @@
 #include "dfl_cells.hpp"
 #include "iou_tail.hpp"
 #include "cell_max_tail.hpp"
-#include "cells_scan_bytes.hpp"
+#include "cells_scan.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -211,19 +211,30 @@ uint64_t byte_sum(const uint8_t* p, size_t n) {
 
 // 16 bytes at a time (the last 16 may overlap the previous: harmless for a maximum), then
 // AArch64's across-vector maximum per cell.
+inline uint8_t max_of_cell(const uint8_t* p, size_t channels) {
+    uint8x16_t v = vld1q_u8(p);
+    size_t c = 16;
+    for (; c + 16 <= channels; c += 16) v = vmaxq_u8(v, vld1q_u8(p + c));
+    if (c < channels) v = vmaxq_u8(v, vld1q_u8(p + channels - 16));
+    return vmaxvq_u8(v);
+}
+
 void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
     if (channels < 16) {
         cell_max_u8_bytes(base, pitch, channels, n, out);
         return;
     }
-    for (size_t i = 0; i < n; ++i) {
-        const uint8_t* p = base + i * pitch;
-        uint8x16_t v = vld1q_u8(p);
-        size_t c = 16;
-        for (; c + 16 <= channels; c += 16) v = vmaxq_u8(v, vld1q_u8(p + c));
-        if (c < channels) v = vmaxq_u8(v, vld1q_u8(p + channels - 16));
-        out[i] = vmaxvq_u8(v);
-    }
+    for (size_t i = 0; i < n; ++i) out[i] = max_of_cell(base + i * pitch, channels);
+}
+
+// The scalar kernel's appends, each cell's maximum by vector.
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    if (channels < 16) return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+        k = append_if_passing(max_of_cell(base + i * pitch, channels), gate, uint32_t(first + i), max_out, index_out, k);
+    return k;
 }
 
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
@@ -278,12 +289,13 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
 }
 
-size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
-                     uint32_t* out) {
-    return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
+// The scalar reference (NEON has no byte mask; this runs on a few hundred cells a frame).
+size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                         uint32_t* out_cell, uint32_t* out_channel) {
+    return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
 
 }  // namespace
 

@@ -5,7 +5,7 @@
 #include "iou_scalar.hpp"
 #include "dfl_cells.hpp"
 #include "cell_max_tail.hpp"
-#include "cells_scan_bytes.hpp"
+#include "cells_scan.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -126,6 +126,11 @@ void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, u
     cell_max_u8_bytes(base, pitch, channels, n, out);
 }
 
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+}
+
 void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
     dfl16_u8_cells_with<dfl16_u8>(base, offsets, n, t, out);
 }
@@ -173,12 +178,12 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane1>(in, n, width, height, normalize, out);
 }
 
-size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
-                     uint32_t* out) {
-    return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
+size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                         uint32_t* out_cell, uint32_t* out_channel) {
+    return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
+const Table kScalar{"scalar", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
 
 }  // namespace
 

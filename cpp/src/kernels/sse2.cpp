@@ -5,7 +5,7 @@
 #include "dfl_cells.hpp"
 #include "iou_tail.hpp"
 #include "cell_max_tail.hpp"
-#include "cells_scan_bytes.hpp"
+#include "cells_scan.hpp"
 #include "kernels.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
@@ -246,26 +246,45 @@ inline __m128i fold16(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_e
 inline __m128i fold32(__m128i a, __m128i b) { return _mm_max_epu8(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b)); }
 inline __m128i last_fold(__m128i x) { return _mm_max_epu8(x, _mm_srli_si128(x, 8)); }
 
+// The maxima of 8 cells (channels >= 16), in the low 8 bytes.
+inline __m128i max_of_8_cells(const uint8_t* p, size_t pitch, size_t channels) {
+    const __m128i a0 = fold8(partial_max16(p, channels), partial_max16(p + pitch, channels));
+    const __m128i a1 = fold8(partial_max16(p + 2 * pitch, channels), partial_max16(p + 3 * pitch, channels));
+    const __m128i a2 = fold8(partial_max16(p + 4 * pitch, channels), partial_max16(p + 5 * pitch, channels));
+    const __m128i a3 = fold8(partial_max16(p + 6 * pitch, channels), partial_max16(p + 7 * pitch, channels));
+    return last_fold(fold32(fold16(a0, a1), fold16(a2, a3)));
+}
+
+inline uint8_t max_of_cell(const uint8_t* p, size_t channels) {
+    const __m128i v = partial_max16(p, channels);
+    const __m128i a = fold8(v, v);
+    const __m128i b = fold16(a, a);
+    return uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
+}
+
 void cell_max_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t* out) {
     if (channels < 16) {
         cell_max_u8_bytes(base, pitch, channels, n, out);
         return;
     }
     size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), max_of_8_cells(base + i * pitch, pitch, channels));
+    for (; i < n; ++i) out[i] = max_of_cell(base + i * pitch, channels);
+}
+
+// SSE2 has no byte shuffle: the 8 maxima go through memory and the scalar append.
+size_t cell_max_gate_u8(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
+                        uint8_t* max_out, uint32_t* index_out) {
+    if (channels < 16) return cell_max_gate_u8_bytes(base, pitch, channels, n, gate, first, max_out, index_out);
+    size_t i = 0, k = 0;
+    alignas(16) uint8_t m[16];
     for (; i + 8 <= n; i += 8) {
-        const uint8_t* p = base + i * pitch;
-        const __m128i a0 = fold8(partial_max16(p, channels), partial_max16(p + pitch, channels));
-        const __m128i a1 = fold8(partial_max16(p + 2 * pitch, channels), partial_max16(p + 3 * pitch, channels));
-        const __m128i a2 = fold8(partial_max16(p + 4 * pitch, channels), partial_max16(p + 5 * pitch, channels));
-        const __m128i a3 = fold8(partial_max16(p + 6 * pitch, channels), partial_max16(p + 7 * pitch, channels));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), last_fold(fold32(fold16(a0, a1), fold16(a2, a3))));
+        _mm_store_si128(reinterpret_cast<__m128i*>(m), max_of_8_cells(base + i * pitch, pitch, channels));
+        for (size_t j = 0; j < 8; ++j) k = append_if_passing(m[j], gate, uint32_t(first + i + j), max_out, index_out, k);
     }
-    for (; i < n; ++i) {
-        const __m128i v = partial_max16(base + i * pitch, channels);
-        const __m128i a = fold8(v, v);
-        const __m128i b = fold16(a, a);
-        out[i] = uint8_t(_mm_cvtsi128_si32(last_fold(fold32(b, b))));
-    }
+    for (; i < n; ++i)
+        k = append_if_passing(max_of_cell(base + i * pitch, channels), gate, uint32_t(first + i), max_out, index_out, k);
+    return k;
 }
 
 HD_INLINE_CALLS void dfl16_u8_cells(const uint8_t* base, const size_t* offsets, size_t n, const ExpTable& t, float* out) {
@@ -317,28 +336,16 @@ void enclosing_boxes(const ProbiouBoxes& in, size_t n, float width, float height
     enclosing_boxes_impl<Lane4>(in, n, width, height, normalize, out);
 }
 
-// Each cell 16 bytes at a time, the last vector overlapping the one before (its lanes already
-// seen shifted out).
-size_t scan_u8_cells(const uint8_t* base, const size_t* offsets, const uint8_t* limits, size_t n, size_t count,
-                     uint32_t* out) {
-    if (count < 16) return scan_u8_cells_bytes(base, offsets, limits, n, count, out);
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const uint8_t* v = base + offsets[i];
-        const __m128i lim = _mm_set1_epi8(char(limits[i]));
-        auto passing = [&](size_t c) {
-            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + c));
-            return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, lim), a)));
-        };
-        const size_t tag = i << 8;
-        size_t c = 0;
-        for (; c + 16 <= count; c += 16) k = emit(passing(c), tag + c, out, k);
-        if (c < count) k = emit(passing(count - 16) >> (16 - (count - c)), tag + c, out, k);
-    }
-    return k;
+// 16 channels a comparison (cells_scan.hpp), bit j: p[j] >= limit.
+size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
+                         uint32_t* out_cell, uint32_t* out_channel) {
+    return cells_at_least_with<16>([](const uint8_t* p, uint8_t limit) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(a, _mm_set1_epi8(char(limit))), a)));
+    }, cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, scan_u8_cells};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
 
 }  // namespace
 
