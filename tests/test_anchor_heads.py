@@ -455,3 +455,32 @@ def test_batches_and_threads_give_the_frames_alone(family):
             np.testing.assert_array_equal(g.boxes, a.boxes)
             np.testing.assert_array_equal(g.scores, a.scores)
             np.testing.assert_array_equal(g.class_ids, a.class_ids)
+
+
+@pytest.mark.parametrize("num_anchors", [3, 2])
+def test_yolov5_gate_over_wide_rows_and_other_anchor_counts(num_anchors):
+    """The objectness gate runs over blocks of 256 cells of a row: a head 264 cells wide (two
+    blocks, the second short) with passing anchors on both sides of the block edge, and 2 anchors
+    a cell (the general gate) as well as 3, against the NumPy model of HailoRT's op."""
+    rng = np.random.default_rng(7)
+    nc, gh, gw, stride = 2, 2, 264, 8
+    e = 5 + nc
+    x = rng.integers(0, 8, size=(gh, gw, num_anchors * e)) * (255 // 7)
+    obj = np.zeros((gh, gw, num_anchors), np.int64)
+    for col in (0, 100, 254, 255, 256, 257, 263):
+        obj[rng.integers(0, gh), col, rng.integers(0, num_anchors)] = 255
+    x[..., 4::e] = obj
+    x = x.astype(np.uint8)
+    name, zp, scale = "net/conv9", 0.0, 1.0 / 255
+    anchors = ANCHORS[8][:num_anchors]
+    outputs = [hd.OutputInfo(name, x.shape, "uint8", zp=zp, scale=scale)]
+    image = (gh * stride, gw * stride)
+    cfg = hd.DecoderConfig(outputs, [hd.AnchorHead(name, anchors, stride)], image_size=image, score_threshold=0.2,
+                           iou_threshold=0.45, max_per_class=100)
+    got = hd.Decoder(cfg)({name: x})
+    boxes, scores, classes = yolov5_op({name: x}, {name: (zp, scale)}, {name: anchors}, num_classes=nc, score_th=0.2,
+                                       iou_th=0.45, max_per_class=100, image_hw=image)
+    assert len(scores) >= 7
+    np.testing.assert_array_equal(got.scores, scores)
+    np.testing.assert_array_equal(got.class_ids, classes)
+    np.testing.assert_array_equal(got.boxes, boxes)

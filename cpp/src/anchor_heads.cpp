@@ -248,62 +248,87 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
     const float stride = float(h.stride);
     const int na = h.num_anchors;
     const size_t* obj_offset = h.obj_offset.data();
+    // The gate (the must-read pass) runs as its own loop over a block of cells with its limits and
+    // offsets in locals, before any anchor's work: written inline in the body below, the body's
+    // register pressure made the compiler reload them from the stack every cell.
+    auto limit = [&](int c) {
+        if constexpr (std::is_same<T, float>::value) return sc.x_min[size_t(c)];
+        else return sc.q_min[size_t(c)];
+    };
+    constexpr int kBlock = 256;
+    uint32_t gate[kBlock];  // a bit per anchor that passes (about one cell in a hundred has any)
     for (int row = 0; row < v.height; ++row)
-        for (int col = 0; col < v.width; ++col) {
-            const size_t cell = v.cell(row, col);
-            // The gate first, every anchor's objectness tested without a branch: a bit per anchor
-            // that passes (about one cell in a hundred has any), then only those anchors' work.
-            uint32_t passing = 0;
+        for (int col0 = 0; col0 < v.width; col0 += kBlock) {
+            const int block = std::min(kBlock, v.width - col0);
+            const T* first = frame + v.cell(row, col0);
+            const size_t col_stride = v.col_stride;
+            uint32_t any = 0;
             if (na == 3) {
-                passing = uint32_t(raw_passes(sc, frame[cell + obj_offset[0]], 4)) |
-                          uint32_t(raw_passes(sc, frame[cell + obj_offset[1]], entry + 4)) << 1 |
-                          uint32_t(raw_passes(sc, frame[cell + obj_offset[2]], 2 * entry + 4)) << 2;
+                const size_t o0 = obj_offset[0], o1 = obj_offset[1], o2 = obj_offset[2];
+                const auto l0 = limit(4), l1 = limit(entry + 4), l2 = limit(2 * entry + 4);
+                for (int i = 0; i < block; ++i) {
+                    const T* p = first + size_t(i) * col_stride;
+                    const uint32_t bits = uint32_t(p[o0] >= l0) | uint32_t(p[o1] >= l1) << 1 | uint32_t(p[o2] >= l2) << 2;
+                    gate[i] = bits;
+                    any |= bits;
+                }
             } else {
-                for (int a = 0; a < na && a < 32; ++a)
-                    passing |= uint32_t(raw_passes(sc, frame[cell + obj_offset[a]], a * entry + 4)) << a;
+                for (int i = 0; i < block; ++i) {
+                    const T* p = first + size_t(i) * col_stride;
+                    uint32_t bits = 0;
+                    for (int a = 0; a < na && a < 32; ++a) bits |= uint32_t(p[obj_offset[a]] >= limit(a * entry + 4)) << a;
+                    gate[i] = bits;
+                    any |= bits;
+                }
             }
-            if (!passing) continue;
-            for (int a = 0; a < na; ++a) {
-                const int base = a * entry;
-                // Anchors past the mask's 32 bits are tested here.
-                if (a < 32 ? !(passing >> a & 1u) : !raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
-                auto value = [&](int k) {
-                    const int c = base + k;
-                    return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
-                };
-                const float obj = value(4);
-                const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
-                auto box_of = [&](float b[4]) {
-                    const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
-                    if (s.hailort_decode) {
-                        const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
-                        const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
-                        const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
-                        const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
-                        const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-                        b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-                    } else {
-                        const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
-                        const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
-                        const float w2 = tw * 2.0f, h2 = th * 2.0f;
-                        const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
-                        b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-                    }
-                };
-                int32_t cut;
-                if constexpr (std::is_same<T, uint8_t>::value)
-                    cut = h.cut_by_obj.empty() ? class_cut(sc, v, obj) : h.cut_by_obj[frame[cell + obj_offset[a]]];
-                else
-                    cut = class_cut(sc, v, obj);
-                const uint8_t* class_bytes = nullptr;
-                if constexpr (std::is_same<T, uint8_t>::value)
-                    if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
-                add_cell(h, row, col, box_of, [&](int c) { return value(5 + c) * obj; },
-                         [&](int c) {
-                             if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
-                             else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
-                         },
-                         class_bytes, cut, candidates, boxes);
+            if (!any && na <= 32) continue;
+            for (int i = 0; i < block; ++i) {
+                const int col = col0 + i;
+                const size_t cell = v.cell(row, col);
+                const uint32_t passing = gate[i];
+                if (!passing && na <= 32) continue;
+                for (int a = 0; a < na; ++a) {
+                    const int base = a * entry;
+                    // Anchors past the mask's 32 bits are tested here.
+                    if (a < 32 ? !(passing >> a & 1u) : !raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
+                    auto value = [&](int k) {
+                        const int c = base + k;
+                        return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
+                    };
+                    const float obj = value(4);
+                    const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
+                    auto box_of = [&](float b[4]) {
+                        const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
+                        if (s.hailort_decode) {
+                            const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
+                            const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
+                            const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
+                            const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
+                            const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                            b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+                        } else {
+                            const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
+                            const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
+                            const float w2 = tw * 2.0f, h2 = th * 2.0f;
+                            const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
+                            b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+                        }
+                    };
+                    int32_t cut;
+                    if constexpr (std::is_same<T, uint8_t>::value)
+                        cut = h.cut_by_obj.empty() ? class_cut(sc, v, obj) : h.cut_by_obj[frame[cell + obj_offset[a]]];
+                    else
+                        cut = class_cut(sc, v, obj);
+                    const uint8_t* class_bytes = nullptr;
+                    if constexpr (std::is_same<T, uint8_t>::value)
+                        if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
+                    add_cell(h, row, col, box_of, [&](int c) { return value(5 + c) * obj; },
+                             [&](int c) {
+                                 if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                                 else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
+                             },
+                             class_bytes, cut, candidates, boxes);
+                }
             }
         }
 }
