@@ -114,6 +114,22 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     }
     if (ws.output_of_class.size() != size_t(num_classes)) ws.output_of_class.assign(size_t(num_classes), 0);
     auto list_of = [&](size_t i) { return s.agnostic ? size_t(0) : size_t(sorted[i].class_id); };
+    // The reset runs however the function ends: if the output's growth throws, the workspace
+    // (the decoder's, reused by its next call) still holds the invariant above.
+    struct Reset {
+        const ScratchVector<Candidate>& sorted;
+        size_t n;
+        bool agnostic;
+        NmsWorkspace& ws;
+        ~Reset() {
+            for (size_t i = 0; i < n; ++i) {
+                const size_t cls = size_t(sorted[i].class_id), l = agnostic ? 0 : cls;
+                ws.count[l] = 0;
+                ws.start[l] = kNoStart;
+                ws.output_of_class[cls] = 0;
+            }
+        }
+    } reset{sorted, n, s.agnostic, ws};
     for (size_t i = 0; i < n; ++i) ++ws.count[list_of(i)];
     uint32_t at = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -175,12 +191,6 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         det.class_id = c.class_id;
         det.head = b.head;
         det.cell = b.cell;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        const size_t l = list_of(i);
-        ws.count[l] = 0;
-        ws.start[l] = kNoStart;
-        ws.output_of_class[size_t(sorted[i].class_id)] = 0;
     }
 }
 
