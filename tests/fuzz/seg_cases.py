@@ -269,7 +269,46 @@ def render_specs(draw) -> Dict[str, Any]:
                 native_hw=draw(st.sampled_from([(1, 1), (3, 5), (13, 16), (64, 48), (0, 4)])),
                 out=draw(st.sampled_from([None, "fit", "garbage", "wrong_shape", "float32", "strided"])),
                 crop_scale=draw(st.sampled_from([None, (0.25, 0.25), (1 / 3, 0.3), (0.0, -1.0), (float("nan"), 1e30),
-                                                 (float("inf"), -float("inf"))])))
+                                                 (float("inf"), -float("inf"))])),
+                proto_signs=draw(st.sampled_from([None, "as_drawn", "fitted"])))
+
+
+def _render_proto_too(spec: Dict[str, Any], logits: np.ndarray, windows: np.ndarray) -> None:
+    """The sign-byte binding (render_proto_masks, behind masks_at_proto) on the same windows,
+    offsets and boxes: refused cleanly, or the bytes render_masks gives with the prototype
+    sampling and the boxes scaled to the grid (the decoder's signs are its logits > 0)."""
+    n, grid = spec["n"], tuple(spec["grid"])
+    signs = (logits > 0).astype(np.uint8)
+    boxes = np.array(spec["crops"], np.float32).reshape(n, 4)
+    offsets = np.array(spec["offsets"], np.int64).reshape(n)
+    if spec["proto_signs"] == "fitted" and min(grid) > 0:  # the drawn numbers folded into windows that fit
+        w = np.abs(windows) % (2**30)
+        w[:, 0] %= grid[0]
+        w[:, 1] %= grid[1]
+        w[:, 2] %= grid[0] - w[:, 0] + 1
+        w[:, 3] %= grid[1] - w[:, 1] + 1
+        windows = w
+        offsets = np.concatenate([[0], np.cumsum(w[:, 2] * w[:, 3])[:-1]]).astype(np.int64)[:n]
+        logits = np.resize(logits if logits.size else np.float32([0.5]), int((w[:, 2] * w[:, 3]).sum()))
+        signs = (logits > 0).astype(np.uint8)
+    buf = None
+    if spec["out"] is not None and len(grid) == 4 and min(grid) > 0:
+        shape = (n, grid[0], grid[1])
+        buf = {"fit": lambda: np.zeros(shape, np.bool_), "garbage": lambda: np.full(shape, 9, np.uint8),
+               "wrong_shape": lambda: np.zeros((n + 1,) + shape[1:], np.bool_),
+               "float32": lambda: np.zeros(shape, np.float32),
+               "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), np.bool_)[:, :, ::2]}[spec["out"]]()
+    try:
+        got = _core.render_proto_masks(signs, windows.astype(np.int32), offsets, boxes, grid, buf)
+    except CLEAN:
+        return
+    if spec["out"] in ("wrong_shape", "float32") or (spec["out"] == "strided" and not buf.flags.c_contiguous):
+        raise HarnessFailure(f"render_proto_masks accepted out={spec['out']}")
+    scale = (np.float32(grid[1] / grid[3]), np.float32(grid[0] / grid[2]))  # the binding's float(double / double)
+    want = _core.render_masks(logits, windows.astype(np.int32), offsets, boxes, grid, _core.mask_sampling_proto(grid),
+                              None, (float(scale[0]), float(scale[1])))
+    if got.shape != want.shape or not np.array_equal(got.view(np.uint8), want):
+        raise HarnessFailure("render_proto_masks differs from render_masks at the prototype grid")
 
 
 def run_render_spec(spec: Dict[str, Any]) -> str:
@@ -278,6 +317,8 @@ def run_render_spec(spec: Dict[str, Any]) -> str:
     windows = np.array(spec["windows"], np.int64).reshape(n, 4)
     if (np.abs(windows) >= 2**31).any():
         windows = np.clip(windows, -(2**31), 2**31 - 1)
+    if spec.get("proto_signs"):
+        _render_proto_too(spec, logits, windows)
     try:
         grid = tuple(spec["grid"])
         if spec["sampling"] == "input":
