@@ -90,15 +90,14 @@ inline __m512i reduce16(const __m512i* p) {
 }
 
 // Eight cells' partial sums (register j: cells 2j and 2j + 1) to their eight sums, in order, in
-// the low half: reduce16's first two folds, then each quarter added to its neighbour (quarters 0
+// each half: reduce16's first two folds, then each quarter added to its neighbour (quarters 0
 // and 2 then hold cells 0 2 4 6 and 1 3 5 7).
-inline __m256i reduce8(const __m512i* p) {
+inline __m512i reduce8(const __m512i* p) {
     auto pairs = [](__m512i v) { return _mm512_shuffle_epi32(v, _MM_PERM_CDAB); };
     auto halves = [](__m512i v) { return _mm512_shuffle_epi32(v, _MM_PERM_BADC); };
     const __m512i t = fold<0xCCCC>(fold<0xAAAA>(p[0], p[1], pairs), fold<0xAAAA>(p[2], p[3], pairs), halves);
     const __m512i u = _mm512_add_epi32(t, _mm512_shuffle_i32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm512_castsi512_si256(
-        _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 8, 1, 9, 2, 10, 3, 11), u));
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 8, 1, 9, 2, 10, 3, 11), u);
 }
 
 template <int Parts, bool Dense>
@@ -109,24 +108,27 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
     const __m512 vscale = _mm512_set1_ps(scale);
     prefetch_first_rows(cells, rows, cols, row_stride, col_stride);  // mask_prefetch.hpp
     bool prefetch = false;
+    // N cells' partial sums (two a register) from q on, prefetching the same cells some rows ahead.
+    auto partials = [&](const uint8_t* q, __m512i* p, int n) {
+        if (prefetch) prefetch_block_ahead(q, size_t(n), row_stride, col_stride);
+        for (int j = 0; j < n / 2; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
+    };
+    // The logits of sixteen cells' integer sums.
+    auto logits = [&](__m512i sums) {
+        const __m512i d = _mm512_sub_epi32(sums, vbias);
+        return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_xor_si512(d, vneg), vneg)), vscale);
+    };
     auto block16 = [&](const uint8_t* q, float* o) {
-        if (prefetch) prefetch_block_ahead(q, 16, row_stride, col_stride);
         __m512i p[8];
-        for (int j = 0; j < 8; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
-        const __m512i d = _mm512_sub_epi32(reduce16(p), vbias);
-        const __m512i exact = _mm512_sub_epi32(_mm512_xor_si512(d, vneg), vneg);
-        _mm512_storeu_ps(o, _mm512_mul_ps(_mm512_cvtepi32_ps(exact), vscale));
+        partials(q, p, 16);
+        _mm512_storeu_ps(o, logits(reduce16(p)));
     };
     // Eight cells: the end of a row whose last block would hold eight or fewer new cells (half
     // the work of a block of sixteen overlapping the one before it), and rows of 8 to 15 cells.
-    const __m256i vbias8 = _mm512_castsi512_si256(vbias), vneg8 = _mm512_castsi512_si256(vneg);
     auto block8 = [&](const uint8_t* q, float* o) {
-        if (prefetch) prefetch_block_ahead(q, 8, row_stride, col_stride);
         __m512i p[4];
-        for (int j = 0; j < 4; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
-        const __m256i d = _mm256_sub_epi32(reduce8(p), vbias8);
-        const __m256i exact = _mm256_sub_epi32(_mm256_xor_si256(d, vneg8), vneg8);
-        _mm256_storeu_ps(o, _mm256_mul_ps(_mm256_cvtepi32_ps(exact), _mm512_castps512_ps256(vscale)));
+        partials(q, p, 8);
+        _mm256_storeu_ps(o, _mm512_castps512_ps256(logits(reduce8(p))));
     };
     // Fewer than 8 cells in a row: each cell on its own.
     auto one = [&](const uint8_t* q) {
