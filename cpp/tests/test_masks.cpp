@@ -99,9 +99,10 @@ static void test_kernels_agree() {
         }
     }
     // window_u8i: windows of 5 rows x 1 to 37 cells (blocks of 8 and what is left: on AVX2 a last
-    // block overlapping the one before it), rows 40 cells apart: each value float(exact sum) *
+    // block overlapping the one before it; AVX-512: blocks of 16, a row's end as one of 16 or 8), rows 40 cells apart: each value float(exact sum) *
     // scale, the same bits on every path, nothing written past the window.
-    for (size_t cols : {size_t(1), size_t(5), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16), size_t(19), size_t(37)}) {
+    for (size_t cols : {size_t(1), size_t(5), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16), size_t(19), size_t(24),
+                        size_t(26), size_t(37)}) {
         const size_t rows = 5, cs = 40 * 32;
         std::vector<uint8_t> win(rows * cs);
         for (auto& v : win) v = uint8_t(lcg(seed) >> 24);

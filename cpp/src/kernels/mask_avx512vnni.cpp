@@ -2,7 +2,9 @@
 // kernels::active() is the "avx512vnni" table, after its CPU check): mask_avxvnni.cpp's kernel
 // with 512-bit registers, two cells a register, sixteen cells a block, so the reduction of the
 // cells' partial sums (the block's main cost once vpdpbusd does the multiplies) takes half the
-// instructions a cell. The coefficients as signed-byte parts: mask_vnni_split.hpp. The other mask
+// instructions a cell. A row's last cells take one more block of sixteen overlapping the one
+// before it, or a block of eight when that covers them (narrow windows: most of their rows end so).
+// The coefficients as signed-byte parts: mask_vnni_split.hpp. The other mask
 // kernels are AVX2's (a sign_row with mask registers, masked loads and a masked store for the
 // row's end, was slower than AVX2's on this Zen 5: 7.4 against 6.7 us for the 20 masks).
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__AVX512F__) && defined(__AVX512VL__) && \
@@ -87,6 +89,17 @@ inline __m512i reduce16(const __m512i* p) {
     return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15), u);
 }
 
+// Eight cells' partial sums (register j: cells 2j and 2j + 1) to their eight sums, in order, in
+// each half: reduce16's first two folds, then each quarter added to its neighbour (quarters 0
+// and 2 then hold cells 0 2 4 6 and 1 3 5 7).
+inline __m512i reduce8(const __m512i* p) {
+    auto pairs = [](__m512i v) { return _mm512_shuffle_epi32(v, _MM_PERM_CDAB); };
+    auto halves = [](__m512i v) { return _mm512_shuffle_epi32(v, _MM_PERM_BADC); };
+    const __m512i t = fold<0xCCCC>(fold<0xAAAA>(p[0], p[1], pairs), fold<0xAAAA>(p[2], p[3], pairs), halves);
+    const __m512i u = _mm512_add_epi32(t, _mm512_shuffle_i32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 8, 1, 9, 2, 10, 3, 11), u);
+}
+
 template <int Parts, bool Dense>
 void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, size_t col_stride, int32_t zp,
             const SplitCoefficients& c, float scale, float* out) {
@@ -95,15 +108,29 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
     const __m512 vscale = _mm512_set1_ps(scale);
     prefetch_first_rows(cells, rows, cols, row_stride, col_stride);  // mask_prefetch.hpp
     bool prefetch = false;
-    auto block16 = [&](const uint8_t* q, float* o) {
-        if (prefetch) prefetch_block_ahead(q, 16, row_stride, col_stride);
-        __m512i p[8];
-        for (int j = 0; j < 8; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
-        const __m512i d = _mm512_sub_epi32(reduce16(p), vbias);
-        const __m512i exact = _mm512_sub_epi32(_mm512_xor_si512(d, vneg), vneg);
-        _mm512_storeu_ps(o, _mm512_mul_ps(_mm512_cvtepi32_ps(exact), vscale));
+    // N cells' partial sums (two a register) from q on, prefetching the same cells some rows ahead.
+    auto partials = [&](const uint8_t* q, __m512i* p, int n) {
+        if (prefetch) prefetch_block_ahead(q, size_t(n), row_stride, col_stride);
+        for (int j = 0; j < n / 2; ++j) p[j] = partial2<Parts, Dense>(q + 2 * size_t(j) * col_stride, col_stride, c);
     };
-    // Fewer than 16 cells in a row: each cell on its own.
+    // The logits of sixteen cells' integer sums.
+    auto logits = [&](__m512i sums) {
+        const __m512i d = _mm512_sub_epi32(sums, vbias);
+        return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_xor_si512(d, vneg), vneg)), vscale);
+    };
+    auto block16 = [&](const uint8_t* q, float* o) {
+        __m512i p[8];
+        partials(q, p, 16);
+        _mm512_storeu_ps(o, logits(reduce16(p)));
+    };
+    // Eight cells: the end of a row whose last block would hold eight or fewer new cells (half
+    // the work of a block of sixteen overlapping the one before it), and rows of 8 to 15 cells.
+    auto block8 = [&](const uint8_t* q, float* o) {
+        __m512i p[4];
+        partials(q, p, 8);
+        _mm256_storeu_ps(o, _mm512_castps512_ps256(logits(reduce8(p))));
+    };
+    // Fewer than 8 cells in a row: each cell on its own.
     auto one = [&](const uint8_t* q) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
         __m256i acc = _mm256_dpbusd_epi32(_mm256_setzero_si256(), v, _mm512_castsi512_si256(c.part[0]));
@@ -119,7 +146,7 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
         const uint8_t* row = cells + r * row_stride;
         float* o = out + r * cols;
         prefetch = r + kPrefetchRows < rows;
-        if (cols < 16) {
+        if (cols < 8) {
             for (size_t i = 0; i < cols; ++i) o[i] = one(row + i * col_stride);
             continue;
         }
@@ -127,7 +154,13 @@ void window(const uint8_t* cells, size_t rows, size_t cols, size_t row_stride, s
         for (; i + 16 <= cols; i += 16) block16(row + i * col_stride, o + i);
         // The last cells as one more block ending at the row's end: it rewrites some cells with
         // their same value.
-        if (i < cols) block16(row + (cols - 16) * col_stride, o + cols - 16);
+        if (i == cols) continue;
+        if (cols - i > 8 && cols >= 16) {
+            block16(row + (cols - 16) * col_stride, o + cols - 16);
+        } else {
+            if (cols - i > 8) block8(row + i * col_stride, o + i);  // 9 to 15 cells
+            block8(row + (cols - 8) * col_stride, o + cols - 8);
+        }
     }
 }
 
