@@ -122,29 +122,6 @@ def test_yolov5_ultralytics_preset_is_the_repositorys_decode():
     np.testing.assert_allclose(got.boxes, boxes, rtol=0, atol=1e-4)
 
 
-@pytest.mark.parametrize("na", [1, 2, 4])
-def test_yolov5_anchor_counts_other_than_three(na):
-    """The gate's general path (any number of anchors a cell; three takes its own loop)."""
-    rng = np.random.default_rng(20 + na)
-    nc, e = 3, 8
-    tensors, quant, outputs, heads = {}, {}, [], []
-    for stride in (8, 16, 32):
-        g, name = 128 // stride, V5_NAMES[stride]
-        x = rng.integers(0, 8, size=(g, g, na * e)) * 36
-        x[..., 4::e] = np.where(rng.random((g, g, na)) < 0.3, rng.integers(4, 8, (g, g, na)), 0) * 36
-        tensors[name], quant[name] = x.astype(np.uint8), (0.0, 1 / 255)
-        outputs.append(hd.OutputInfo(name, x.shape, "uint8", zp=0.0, scale=1 / 255))
-        heads.append(hd.AnchorHead(name, [(10 + 7 * a, 13 + 5 * a) for a in range(na)], stride))
-    cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics", class_activation="none",
-                           score_threshold=0.25, iou_threshold=0.45)
-    got = hd.Decoder(cfg)(tensors)
-    boxes, scores, classes = _v5_repo_reference(tensors, quant, cfg.heads, nc, 0.25, 0.45)
-    assert len(scores) > 3
-    np.testing.assert_array_equal(got.scores, scores)
-    np.testing.assert_array_equal(got.class_ids, classes)
-    np.testing.assert_allclose(got.boxes, boxes, rtol=0, atol=1e-4)
-
-
 def test_yolov5_host_sigmoid_for_logit_outputs():
     """A model compiled without the final sigmoid: class_activation="sigmoid" applies it to every
     channel, as YOLOv5's Detect does."""
@@ -480,11 +457,11 @@ def test_batches_and_threads_give_the_frames_alone(family):
             np.testing.assert_array_equal(g.class_ids, a.class_ids)
 
 
-@pytest.mark.parametrize("num_anchors", [3, 2])
+@pytest.mark.parametrize("num_anchors", [3, 2, 1, 4])
 def test_yolov5_gate_over_wide_rows_and_other_anchor_counts(num_anchors):
     """The objectness gate runs over blocks of 256 cells of a row: a head 264 cells wide (two
-    blocks, the second short) with passing anchors on both sides of the block edge, and 2 anchors
-    a cell (the general gate) as well as 3, against the NumPy model of HailoRT's op."""
+    blocks, the second short) with passing anchors on both sides of the block edge, and 1, 2 or 4
+    anchors a cell (the general gate) as well as 3, against the NumPy model of HailoRT's op."""
     rng = np.random.default_rng(7)
     nc, gh, gw, stride = 2, 2, 264, 8
     e = 5 + nc
@@ -495,7 +472,7 @@ def test_yolov5_gate_over_wide_rows_and_other_anchor_counts(num_anchors):
     x[..., 4::e] = obj
     x = x.astype(np.uint8)
     name, zp, scale = "net/conv9", 0.0, 1.0 / 255
-    anchors = ANCHORS[8][:num_anchors]
+    anchors = (ANCHORS[8] + ((40, 50),))[:num_anchors]
     outputs = [hd.OutputInfo(name, x.shape, "uint8", zp=zp, scale=scale)]
     image = (gh * stride, gw * stride)
     cfg = hd.DecoderConfig(outputs, [hd.AnchorHead(name, anchors, stride)], image_size=image, score_threshold=0.2,
