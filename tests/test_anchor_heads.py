@@ -457,11 +457,11 @@ def test_batches_and_threads_give_the_frames_alone(family):
             np.testing.assert_array_equal(g.class_ids, a.class_ids)
 
 
-@pytest.mark.parametrize("num_anchors", [3, 2])
+@pytest.mark.parametrize("num_anchors", [3, 2, 1, 4])
 def test_yolov5_gate_over_wide_rows_and_other_anchor_counts(num_anchors):
     """The objectness gate runs over blocks of 256 cells of a row: a head 264 cells wide (two
-    blocks, the second short) with passing anchors on both sides of the block edge, and 2 anchors
-    a cell (the general gate) as well as 3, against the NumPy model of HailoRT's op."""
+    blocks, the second short) with passing anchors on both sides of the block edge, and 1, 2 or 4
+    anchors a cell (the general gate) as well as 3, against the NumPy model of HailoRT's op."""
     rng = np.random.default_rng(7)
     nc, gh, gw, stride = 2, 2, 264, 8
     e = 5 + nc
@@ -472,7 +472,7 @@ def test_yolov5_gate_over_wide_rows_and_other_anchor_counts(num_anchors):
     x[..., 4::e] = obj
     x = x.astype(np.uint8)
     name, zp, scale = "net/conv9", 0.0, 1.0 / 255
-    anchors = ANCHORS[8][:num_anchors]
+    anchors = (ANCHORS[8] + ((40, 50),))[:num_anchors]
     outputs = [hd.OutputInfo(name, x.shape, "uint8", zp=zp, scale=scale)]
     image = (gh * stride, gw * stride)
     cfg = hd.DecoderConfig(outputs, [hd.AnchorHead(name, anchors, stride)], image_size=image, score_threshold=0.2,

@@ -255,42 +255,41 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
         if constexpr (std::is_same<T, float>::value) return sc.x_min[size_t(c)];
         else return sc.q_min[size_t(c)];
     };
+    // The gate keeps only the block's cells with a passing anchor (their columns), appended
+    // without a branch: about one cell in a hundred passes, so a second loop over every cell of
+    // the block cost more than the gate itself and mispredicted once per passing cell. Which of a
+    // kept cell's anchors pass is tested again below (a few cells).
     constexpr int kBlock = 256;
-    uint32_t gate[kBlock];  // a bit per anchor that passes (about one cell in a hundred has any)
+    uint32_t gate[kBlock];
     for (int row = 0; row < v.height; ++row)
         for (int col0 = 0; col0 < v.width; col0 += kBlock) {
             const int block = std::min(kBlock, v.width - col0);
             const T* first = frame + v.cell(row, col0);
             const size_t col_stride = v.col_stride;
-            uint32_t any = 0;
+            int n = 0;
             if (na == 3) {
                 const size_t o0 = obj_offset[0], o1 = obj_offset[1], o2 = obj_offset[2];
                 const auto l0 = limit(4), l1 = limit(entry + 4), l2 = limit(2 * entry + 4);
                 for (int i = 0; i < block; ++i) {
                     const T* p = first + size_t(i) * col_stride;
-                    const uint32_t bits = uint32_t(p[o0] >= l0) | uint32_t(p[o1] >= l1) << 1 | uint32_t(p[o2] >= l2) << 2;
-                    gate[i] = bits;
-                    any |= bits;
+                    gate[n] = uint32_t(col0 + i);
+                    n += int((p[o0] >= l0) | (p[o1] >= l1) | (p[o2] >= l2));
                 }
             } else {
                 for (int i = 0; i < block; ++i) {
                     const T* p = first + size_t(i) * col_stride;
-                    uint32_t bits = 0;
-                    for (int a = 0; a < na && a < 32; ++a) bits |= uint32_t(p[obj_offset[a]] >= limit(a * entry + 4)) << a;
-                    gate[i] = bits;
-                    any |= bits;
+                    bool any = false;
+                    for (int a = 0; a < na; ++a) any |= p[obj_offset[a]] >= limit(a * entry + 4);
+                    gate[n] = uint32_t(col0 + i);
+                    n += int(any);
                 }
             }
-            if (!any && na <= 32) continue;
-            for (int i = 0; i < block; ++i) {
-                const int col = col0 + i;
+            for (int j = 0; j < n; ++j) {
+                const int col = int(gate[j]);
                 const size_t cell = v.cell(row, col);
-                const uint32_t passing = gate[i];
-                if (!passing && na <= 32) continue;
                 for (int a = 0; a < na; ++a) {
                     const int base = a * entry;
-                    // Anchors past the mask's 32 bits are tested here.
-                    if (a < 32 ? !(passing >> a & 1u) : !raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
+                    if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
                     auto value = [&](int k) {
                         const int c = base + k;
                         return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);

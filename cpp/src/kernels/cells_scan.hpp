@@ -35,6 +35,27 @@ static inline size_t cells_at_least_u8_bytes(const uint8_t* const* cells, const 
     return k;
 }
 
+// cells_at_least_with for cells of ((V - 1) W, V W] channels, V W <= 128: the V comparisons and
+// where their bits go fixed at compile time (as cell_max_u8's Steps), so no loop or test runs per
+// vector; both words emitted once per cell.
+template <size_t W, size_t V, typename Passing>
+static inline size_t cells_at_least_fixed(Passing passing, const uint8_t* const* cells, const uint8_t* limits,
+                                          size_t n, size_t channels, uint32_t* out_cell, uint32_t* out_channel) {
+    static_assert(V >= 1 && V * W <= 128, "two words");
+    const size_t tail_shift = V * W - channels;  // the last vector is read at channels - W
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const uint8_t* p = cells[i];
+        const uint8_t limit = limits[i];
+        uint64_t word[2] = {0, 0};
+        for (size_t v = 0; v + 1 < V; ++v) word[v * W / 64] |= uint64_t(passing(p + v * W, limit)) << (v * W % 64);
+        word[(V - 1) * W / 64] |= (uint64_t(passing(p + channels - W, limit)) >> tail_shift) << ((V - 1) * W % 64);
+        k = emit_cell_hits(word[0], 0, uint32_t(i), out_cell, out_channel, k);
+        k = emit_cell_hits(word[1], 64, uint32_t(i), out_cell, out_channel, k);
+    }
+    return k;
+}
+
 // W bytes a comparison (passing(p, limit): bit j set iff p[j] >= limit, j < W; narrower cells take
 // the reference). A
 // cell's bits are gathered 64 channels at a time and emitted once per 64 (one short loop, not one
@@ -45,6 +66,15 @@ static inline size_t cells_at_least_with(Passing passing, const uint8_t* const* 
                                          size_t channels, uint32_t* out_cell, uint32_t* out_channel) {
     static_assert(W <= 32 && 64 % W == 0, "whole vectors per 64 channels");
     if (channels < W) return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
+#define HD_FIXED(V) \
+    case V - 1: \
+        if constexpr (V * W <= 128) return cells_at_least_fixed<W, V>(passing, cells, limits, n, channels, out_cell, out_channel); \
+        break;
+    switch ((channels - 1) / W) {  // up to 128 channels: cells_at_least_fixed
+        HD_FIXED(1) HD_FIXED(2) HD_FIXED(3) HD_FIXED(4) HD_FIXED(5) HD_FIXED(6) HD_FIXED(7) HD_FIXED(8)
+        default: break;
+    }
+#undef HD_FIXED
     size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
         const uint8_t* p = cells[i];
