@@ -111,33 +111,43 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     if (ws.count.size() != lists) {
         ws.count.assign(lists, 0);
         ws.start.assign(lists, kNoStart);
+        ws.tally.assign(4 * lists, 0);
     }
     if (ws.output_of_class.size() != size_t(num_classes)) ws.output_of_class.assign(size_t(num_classes), 0);
+    if (ws.lists.size() < n) ws.lists.resize(n);
     auto list_of = [&](size_t i) { return s.agnostic ? size_t(0) : size_t(sorted[i].class_id); };
     // The reset runs however the function ends: if the output's growth throws, the workspace
     // (the decoder's, reused by its next call) still holds the invariant above.
     struct Reset {
         const ScratchVector<Candidate>& sorted;
-        size_t n;
+        size_t n, n_lists = 0;
         bool agnostic;
         NmsWorkspace& ws;
         ~Reset() {
-            for (size_t i = 0; i < n; ++i) {
-                const size_t cls = size_t(sorted[i].class_id), l = agnostic ? 0 : cls;
+            for (size_t j = 0; j < n_lists; ++j) {
+                const uint32_t l = ws.lists[j];
                 ws.count[l] = 0;
                 ws.start[l] = kNoStart;
-                ws.output_of_class[cls] = 0;
+                if (!agnostic) ws.output_of_class[l] = 0;
             }
+            if (agnostic)
+                for (size_t i = 0; i < n; ++i) ws.output_of_class[size_t(sorted[i].class_id)] = 0;
         }
-    } reset{sorted, n, s.agnostic, ws};
-    for (size_t i = 0; i < n; ++i) ++ws.count[list_of(i)];
+    } reset{sorted, n, 0, s.agnostic, ws};
+    // Each list's candidates counted in four partial counts (candidate i in count i % 4): one
+    // count incremented candidate after candidate waits for its last store (a frame's candidates
+    // are mostly of one or a few classes).
+    uint32_t* const tally = ws.tally.data();
+    for (size_t i = 0; i < n; ++i) ++tally[4 * list_of(i) + (i & 3)];
     uint32_t at = 0;
     for (size_t i = 0; i < n; ++i) {
         const size_t l = list_of(i);
         if (ws.start[l] != kNoStart) continue;
         ws.start[l] = at;
-        at += ws.count[l];
-        ws.count[l] = 0;
+        uint32_t* t = tally + 4 * l;
+        at += (t[0] + t[1]) + (t[2] + t[3]);
+        t[0] = t[1] = t[2] = t[3] = 0;
+        ws.lists[reset.n_lists++] = uint32_t(l);
     }
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);

@@ -24,11 +24,13 @@ struct Box {
 // Kept boxes as structure of arrays, (y0, x0, y1, x1) whatever the output order, for the
 // one-against-many IoU kernel: one arena per frame, each class's list a slice of it sized by the
 // number of that class's candidates (a list never holds more), so nothing grows or is cleared
-// per class. Between calls of suppress, count and output_of_class are all 0 and start all unset
-// (it sets up and resets only the entries of the frame's candidates).
+// per class. Between calls of suppress, count, tally and output_of_class are all 0 and start all
+// unset (it sets up and resets only the entries of the frame's candidates).
 struct NmsWorkspace {
     ScratchVector<float> y0, x0, y1, x1, area;  // the arena
     std::vector<uint32_t> start, count;         // per list (class, or one when agnostic)
+    std::vector<uint32_t> tally;                // per list, 4 partial candidate counts (all 0 between calls)
+    ScratchVector<uint32_t> lists;              // the frame's lists, in the order they first appear
     std::vector<int64_t> output_of_class;
 };
 
