@@ -22,12 +22,6 @@ const TensorView& view_at(const std::vector<TensorView>& views, int index, const
     return views[size_t(index)];
 }
 
-template <typename T>
-inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
-    if constexpr (std::is_same<T, float>::value) return raw >= gate.x_min[size_t(c)];
-    else return int32_t(raw) >= gate.q_min[size_t(c)];
-}
-
 // Field by field: a braced temporary is built on the stack and read back whole (a
 // store-forwarding stall per candidate).
 inline void add_candidate(ScratchVector<Candidate>& candidates, float score, int c, uint32_t box) {
@@ -256,10 +250,7 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
     // The gate (the must-read pass) runs as its own loop over a block of cells with its limits and
     // offsets in locals, before any anchor's work: written inline in the body below, the body's
     // register pressure made the compiler reload them from the stack every cell.
-    auto limit = [&](int c) {
-        if constexpr (std::is_same<T, float>::value) return sc.x_min[size_t(c)];
-        else return sc.q_min[size_t(c)];
-    };
+    auto limit = [&](int c) { return raw_limit<T>(sc, c); };
     // The gate keeps only the block's cells with a passing anchor (their columns), appended
     // without a branch: about one cell in a hundred passes, so a second loop over every cell of
     // the block cost more than the gate itself and mispredicted once per passing cell. Which of a

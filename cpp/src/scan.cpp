@@ -73,15 +73,6 @@ void reserve_scan(const ScanPlan& plan, ScanResult& out) {
 
 namespace {
 
-template <typename T>
-bool passes_exactly(const ClassScorer& s, T value, int c);
-template <>
-bool passes_exactly<uint8_t>(const ClassScorer& s, uint8_t q, int c) { return int32_t(q) >= s.q_min[size_t(c)]; }
-template <>
-bool passes_exactly<uint16_t>(const ClassScorer& s, uint16_t q, int c) { return int32_t(q) >= s.q_min[size_t(c)]; }
-template <>
-bool passes_exactly<float>(const ClassScorer& s, float x, int c) { return x >= s.x_min[size_t(c)]; }
-
 // n: row_len, or a multiple of it for uniform limits (rows back to back).
 template <typename T>
 size_t run_kernel(const kernels::Table& k, const T* row, const ScanPlan& p, size_t n, uint32_t* out);
@@ -172,7 +163,7 @@ void scan_rows(const ScanPlan& p, const TensorView& v, const ClassScorer& s, con
         if (n == 0) continue;
         const uint32_t* positions = out.positions.data();
         // padding, or a limit clamped to the type's maximum: not a hit
-        auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && passes_exactly<T>(s, row[pos], pos_class[pos]); };
+        auto real_hit = [&](uint32_t pos) { return pos_class[pos] >= 0 && raw_passes<T>(s, row[pos], pos_class[pos]); };
         if (p.cell_ordered) {  // positions already in (col, class) order
             for (size_t i = 0; i < n; ++i) {
                 const uint32_t pos = positions[i];
@@ -200,7 +191,7 @@ void scan_cells(const TensorView& v, const ClassScorer& s, const T* frame, ScanR
             const T* cell = frame + v.cell(r, w);
             const uint32_t first = uint32_t(out.classes.size());
             for (int c = 0; c < v.channels; ++c)
-                if (passes_exactly<T>(s, cell[v.channel_offset[size_t(c)]], c)) {
+                if (raw_passes<T>(s, cell[v.channel_offset[size_t(c)]], c)) {
                     out.classes.push_back(c);
                     out.scores.push_back(class_score(s, v, cell, v.channel_offset[size_t(c)], c));
                 }

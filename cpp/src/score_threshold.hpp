@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "tensor_view.hpp"
@@ -39,6 +40,20 @@ struct ClassScorer {
 
     float activate(float x) const { return sigmoid ? detail::sigmoid(x) : x; }
 };
+
+// The smallest raw value of channel c that passes, in the tensor's own domain (q_min for integer
+// dtypes, x_min for float32), and the gate's test against it: the gates of the anchor-based heads
+// and of the end-to-end top-k compare raw values before any score is computed.
+template <typename T>
+inline auto raw_limit(const ClassScorer& gate, int c) {
+    if constexpr (std::is_same<T, float>::value) return gate.x_min[size_t(c)];
+    else return gate.q_min[size_t(c)];
+}
+template <typename T>
+inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
+    if constexpr (std::is_same<T, float>::value) return raw >= raw_limit<T>(gate, c);
+    else return int32_t(raw) >= raw_limit<T>(gate, c);
+}
 
 // thresholds: 1 value or one per channel. Throws std::invalid_argument on a NaN threshold.
 ClassScorer make_class_scorer(const TensorView& cls, const std::vector<float>& thresholds, bool inclusive,

@@ -49,13 +49,6 @@ inline float score_at(const TopkHead& h, const T* frame, size_t cell, int c) {
     return class_score(*h.gate, *h.cls, frame, cell + h.cls->channel_offset[size_t(c)], c);
 }
 
-// The gate's test in the tensor's own domain (the threshold as the smallest passing raw value).
-template <typename T>
-inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
-    if constexpr (std::is_same<T, float>::value) return raw >= gate.x_min[size_t(c)];
-    else return int32_t(raw) >= gate.q_min[size_t(c)];
-}
-
 // The general path: every class's score in float (any dtype, quantization or layout).
 template <typename T>
 void add_anchors_t(const TopkHead& h, size_t start, TopkWorkspace& ws) {
