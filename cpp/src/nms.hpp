@@ -49,6 +49,10 @@ void sort_candidates(ScratchVector<Candidate>& candidates, bool hailort_sort, So
 // One arena, one slice per list (class, or the only list when agnostic): list l starts at
 // start[l] with room for as many entries as it has candidates among sorted[0, n) (a list never
 // holds more), so nothing grows or is cleared per class; count[l] (entries so far) is set to 0.
+// Slices lie in list order, work per list: rotated NMS's verdict walk relies on slots rising with
+// the list index. Greedy NMS (suppress) carves the same slices sparsely instead, in the order the
+// frame's lists first appear, so that its work is per candidate, not per class (80 classes, a few
+// present).
 void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists, bool agnostic,
                  std::vector<uint32_t>& start, std::vector<uint32_t>& count);
 
