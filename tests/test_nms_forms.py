@@ -60,6 +60,21 @@ def test_by_score_reads_a_buffer_built_from_the_header():
         hd.decode_hailo_nms(buf, format="by_score", num_classes=80)
 
 
+def test_a_normalized_box_that_overflows_in_pixels_is_refused():
+    """Found by the fuzzer (by_score_input, run 25): a finite but absurd normalized value (3.4e38,
+    a corrupt record) times the image size is inf in float32; the reader names the detection
+    instead of handing out an infinite box. In normalized form the same record reads as written."""
+    dets = [((0.1, 0.2, 0.3, 0.4), 0.9, 3), ((0.28, 0.92, 3.4e38, 0.33), 0.6, 4)]
+    buf = np.frombuffer(by_score_bytes(dets, 3), np.uint8)
+    with pytest.raises(ValueError, match=r"detection 1: .*not finite in xyxy_pixels for image_size \(480, 640\)"):
+        hd.decode_hailo_nms(buf, format="by_score", image_size=(480, 640), box_format="xyxy_pixels")
+    d = hd.decode_hailo_nms(buf, format="by_score", image_size=(480, 640))
+    assert d.boxes[1, 2] == np.float32(3.4e38)
+    rows = [np.zeros((0, 5), np.float32)] * 4 + [np.float32([[0.28, 0.92, 3.4e38, 0.33, 0.6]])]
+    with pytest.raises(ValueError, match="detection 0: .*not finite in yxyx_pixels"):
+        hd.decode_hailo_nms(rows, format="by_class", image_size=(480, 640), box_format="yxyx_pixels")
+
+
 def test_by_score_writer_bytes_equal_the_header_layout():
     boxes = np.array([d[0] for d in DETS], np.float32)
     det = hd.Detections(boxes, [d[1] for d in DETS], [d[2] for d in DETS], num_classes=400, max_per_class=100)

@@ -416,7 +416,14 @@ def _detections(arrays: Tuple[np.ndarray, np.ndarray, np.ndarray], image_size: O
     det = Detections(b, s, c, box_format="yxyx_normalized", image_size=image_size, num_classes=num_classes,
                      max_per_class=max_per_class)
     if box_format != "yxyx_normalized":
-        det = Detections(det.boxes_as(box_format), det.scores, det.class_ids, box_format=box_format,
+        with np.errstate(over="ignore"):
+            boxes = det.boxes_as(box_format)
+        bad = ~np.isfinite(boxes).all(axis=1)
+        if bad.any():  # a finite but absurd normalized value (3.4e38) times the image size
+            i = int(np.argmax(bad))
+            raise ValueError(f"detection {i}: its normalized box {b[i].tolist()} (yxyx) is not finite in {box_format} "
+                             f"for image_size {tuple(image_size) if image_size is not None else None}")
+        det = Detections(boxes, det.scores, det.class_ids, box_format=box_format,
                          image_size=image_size, num_classes=num_classes, max_per_class=max_per_class)
     return det
 
