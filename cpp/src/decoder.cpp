@@ -787,7 +787,6 @@ void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame
     const double inv_nc = 1.0 / double(nc);
     const bool one_threshold = s.score_threshold.size() == 1;
     const float th0 = s.score_threshold[0];
-    typedef float f4 __attribute__((vector_size(16)));  // the same IEEE operations, four lanes at once
     ws.results.reserve(ws.results.size() + t.selected.size());  // (no growth check per row below)
     for (const TopkKey& key : t.selected) {
         const uint64_t rank = quotient(key.index, nc, inv_nc);
@@ -799,8 +798,8 @@ void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame
         const size_t row = size_t(a.row), col = size_t(a.col);
         const E2eHead& e = ws.e2e_heads[h];
         const uint8_t* p = e.box + row * e.row_stride + col * e.col_stride;
-        const f4 v = (f4{float(p[0]), float(p[1]), float(p[2]), float(p[3])} - e.zp) * e.scale;
-        const float d[4] = {v[0], v[1], v[2], v[3]};
+        float d[4];
+        dequantize4_u8(p, e.zp, e.scale, d);
         Detection& out = ws.results.emplace_back();  // field by field (no stack temporary)
         out.score = key.score;
         out.class_id = c;
