@@ -787,7 +787,7 @@ void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame
     const double inv_nc = 1.0 / double(nc);
     const bool one_threshold = s.score_threshold.size() == 1;
     const float th0 = s.score_threshold[0];
-    ws.results.reserve(ws.results.size() + t.selected.size());  // (no growth check per row below)
+    ws.results.reserve(ws.results.size() + t.selected.size());  // (one growth a frame at most)
     for (const TopkKey& key : t.selected) {
         const uint64_t rank = quotient(key.index, nc, inv_nc);
         const int c = int(key.index - rank * nc);
