@@ -198,19 +198,19 @@ struct Placer {
     const char* touch;
     size_t row_stride, col_stride, touch_row, touch_col, head_start;
     uint64_t width;
-    double row_scale;
+    Divisor by_width;
     uint32_t head;
     uint8_t limit;
     Placer(const TopkWorkspace& ws, const TopkHead* heads, size_t h)
         : lut(heads[h].gate->lut.data()), frame(static_cast<const uint8_t*>(heads[h].frame)), touch(heads[h].touch),
           row_stride(heads[h].cls->row_stride), col_stride(heads[h].cls->col_stride), touch_row(heads[h].touch_row),
           touch_col(heads[h].touch_col), head_start(ws.head_start[h]), width(uint64_t(heads[h].cls->width)),
-          row_scale(ws.head_row_scale[h]), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
+          by_width(width), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
     void operator()(TopkWorkspace& ws, size_t at, size_t e) const {
         const uint32_t anchor = ws.pass_cell[e];
         set_key(ws.ranked[at], lut[ws.pass_max[e]], uint64_t(anchor));
         const uint64_t local = anchor - head_start;
-        const uint64_t row = quotient(local, width, row_scale), col = local - row * width;
+        const uint64_t row = by_width(local), col = local - row * width;
         TopkAnchor& a = ws.anchors[at];  // field by field (no stack temporary)
         a.head = head;
         a.row = int32_t(row);
