@@ -704,7 +704,7 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     const size_t k = std::min(max_det, total_anchors);
     select_end2end(t, ws.topk_heads.data(), k, cfg.num_classes, s.agnostic);
     const uint64_t nc = uint64_t(cfg.num_classes);
-    const double inv_nc = 1.0 / double(nc);
+    const Divisor by_nc(nc);
     if (direct_end2end_boxes) {
         end2end_rows_direct(tensors, frame, ws);
         return;
@@ -713,7 +713,7 @@ void Decoder::Impl::decode_frame_end2end(const void* const* tensors, size_t fram
     // `box` is the stage-1 rank of their anchor.
     ws.candidates.clear();
     for (const TopkKey& key : t.selected) {
-        const uint64_t rank = quotient(key.index, nc, inv_nc);
+        const uint64_t rank = by_nc(key.index);
         const int c = int(key.index - rank * nc);
         const float th = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
         if (!score_passes(key.score, th, s.score_inclusive)) continue;
@@ -784,20 +784,22 @@ void Decoder::Impl::end2end_rows_direct(const void* const* tensors, size_t frame
         e.centre_y = centres[h].y.data();
     }
     const uint64_t nc = uint64_t(cfg.num_classes);
-    const double inv_nc = 1.0 / double(nc);
+    const Divisor by_nc(nc);
     const bool one_threshold = s.score_threshold.size() == 1;
+    const float th0 = s.score_threshold[0];
+    ws.results.reserve(ws.results.size() + t.selected.size());  // (one growth a frame at most)
     for (const TopkKey& key : t.selected) {
-        const uint64_t rank = quotient(key.index, nc, inv_nc);
+        const uint64_t rank = by_nc(key.index);
         const int c = int(key.index - rank * nc);
-        const float th = one_threshold ? s.score_threshold[0] : s.score_threshold[size_t(c)];
+        const float th = one_threshold ? th0 : s.score_threshold[size_t(c)];
         if (!score_passes(key.score, th, s.score_inclusive)) continue;  // Ultralytics' test after the top-k
         const TopkAnchor& a = t.anchors[rank];
         const uint32_t h = a.head;
         const size_t row = size_t(a.row), col = size_t(a.col);
         const E2eHead& e = ws.e2e_heads[h];
         const uint8_t* p = e.box + row * e.row_stride + col * e.col_stride;
-        const float d[4] = {(float(p[0]) - e.zp) * e.scale, (float(p[1]) - e.zp) * e.scale, (float(p[2]) - e.zp) * e.scale,
-                            (float(p[3]) - e.zp) * e.scale};
+        float d[4];
+        dequantize4_u8(p, e.zp, e.scale, d);
         Detection& out = ws.results.emplace_back();  // field by field (no stack temporary)
         out.score = key.score;
         out.class_id = c;

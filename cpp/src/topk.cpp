@@ -1,6 +1,7 @@
 #include "topk.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <type_traits>
@@ -153,7 +154,11 @@ void add_anchor_bytes(const TopkHead& h, size_t start, TopkWorkspace& ws) {
     std::fill(hist, hist + 256, 0u);
     const uint8_t* m = ws.pass_max.data() + first;
     if (passing < 1024) {
-        for (size_t i = 0; i < passing; ++i) ++hist[m[i]];
+        size_t i = 0;  // four a step: the loop's own count, test and branch were half its instructions
+        for (; i + 4 <= passing; i += 4) {
+            ++hist[m[i]]; ++hist[m[i + 1]]; ++hist[m[i + 2]]; ++hist[m[i + 3]];
+        }
+        for (; i < passing; ++i) ++hist[m[i]];
     } else {
         // Four histograms, so that runs of one byte (a real head's background at a low threshold:
         // thousands of cells on one byte) do not wait on each other's increments.
@@ -177,6 +182,41 @@ void best_from_bytes(const TopkHead& h, size_t head, size_t start, size_t n, Top
 }
 
 size_t cells_of(const TopkHead& h) { return size_t(h.cls->height) * size_t(h.cls->width); }
+
+// Places a passing cell of head h at stage-1 rank `at`, with everything later stages read of it:
+// its key, its anchor (head, row, column), its class bytes and stage 2's limit (the last level's
+// smallest byte, a byte: a chosen anchor's own best is at or above it), and the bytes the caller
+// reads next for it prefetched (TopkHead::touch). Done here, where the head is known, rather than
+// by a later walk over the ranks that found each anchor's head and row again (anchor_at: about a
+// tenth of the frame's instructions at 300 anchors chosen). Per-head values are taken once.
+struct Placer {
+    const float* lut;
+    const uint8_t* frame;
+    const char* touch;
+    size_t row_stride, col_stride, touch_row, touch_col, head_start;
+    uint64_t width;
+    Divisor by_width;
+    uint32_t head;
+    uint8_t limit;
+    Placer(const TopkWorkspace& ws, const TopkHead* heads, size_t h)
+        : lut(heads[h].gate->lut.data()), frame(static_cast<const uint8_t*>(heads[h].frame)), touch(heads[h].touch),
+          row_stride(heads[h].cls->row_stride), col_stride(heads[h].cls->col_stride), touch_row(heads[h].touch_row),
+          touch_col(heads[h].touch_col), head_start(ws.head_start[h]), width(uint64_t(heads[h].cls->width)),
+          by_width(width), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
+    void operator()(TopkWorkspace& ws, size_t at, size_t e) const {
+        const uint32_t anchor = ws.pass_cell[e];
+        set_key(ws.ranked[at], lut[ws.pass_max[e]], uint64_t(anchor));
+        const uint64_t local = anchor - head_start;
+        const uint64_t row = by_width(local), col = local - row * width;
+        TopkAnchor& a = ws.anchors[at];  // field by field (no stack temporary)
+        a.head = head;
+        a.row = int32_t(row);
+        a.col = int32_t(col);
+        ws.cells[at] = frame + row * row_stride + col * col_stride;
+        ws.limits[at] = limit;
+        if (touch) __builtin_prefetch(touch + row * touch_row + col * touch_col);
+    }
+};
 
 // Both stages on the byte path for few passing cells (a trained detector at a usual threshold
 // passes tens): those cells alone sorted (`better`, the stated order), then each one's passing
@@ -249,7 +289,32 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     // The walk: the best score not yet passed, every head's bytes of that score as one level,
     // until k cells are counted (the last level is the k-th best score's) or none are left.
     uint64_t counted = 0;
-    for (;;) {
+    // Every head with the same score table and gate (one quantization for all, as exported models
+    // usually have): a level is a run of equal scores in that one table, so the walk steps one
+    // byte at a time, summing the heads' counts (the loop below compares every head's next score
+    // per level: about 150 instructions a level, 7,000 a frame at conf 0.2).
+    bool shared = true;
+    for (size_t h = 1; h < nh && shared; ++h)
+        shared = heads[h].gate->q_min[0] == heads[0].gate->q_min[0] &&
+                 std::memcmp(heads[h].gate->lut.data(), heads[0].gate->lut.data(), 256 * sizeof(float)) == 0;
+    if (shared) {
+        const float* lut = heads[0].gate->lut.data();
+        const int32_t q_min = std::max<int32_t>(heads[0].gate->q_min[0], 0);
+        int32_t q = 255;
+        for (; q >= q_min; --q) {
+            if (q == 255 || lut[q] != lut[q + 1]) {  // a new level
+                if (counted >= k) break;
+                ws.level_next.push_back(uint32_t(counted));
+            }
+            const uint16_t level = uint16_t(ws.level_next.size() - 1);
+            for (size_t h = 0; h < nh; ++h) {
+                ws.level[256 * h + size_t(q)] = level;
+                counted += ws.histogram[256 * h + size_t(q)];
+            }
+        }
+        for (size_t h = 0; h < nh; ++h) ws.cursor[h] = q;
+    }
+    while (!shared) {
         bool any = false;
         float top = 0.0f;
         for (size_t h = 0; h < nh; ++h) {
@@ -279,19 +344,20 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     const size_t n_ranked = size_t(std::min<uint64_t>(counted, k));
     ws.ranked.resize(n_ranked);
     ws.anchors.resize(n_ranked);
+    ws.cells.resize(n_ranked);
+    ws.limits.resize(n_ranked);
     const kernels::Table& kt = kernels::active();
     // Every cell at or above a byte of head h, placed by level in anchor order.
     auto place_from = [&](size_t h, int32_t from) {
         const size_t start = ws.pass_start[h], n = ws.pass_start[h + 1] - start;
         ws.positions.resize(std::max(ws.positions.size(), n));
         const size_t hits = kt.scan_u8_uniform(ws.pass_max.data() + start, uint8_t(from), n, ws.positions.data());
-        const float* lut = heads[h].gate->lut.data();
+        const Placer place(ws, heads, h);
         const uint16_t* level = ws.level.data() + 256 * h;
         for (size_t j = 0; j < hits; ++j) {
             const size_t e = start + ws.positions[j];
-            const uint8_t q = ws.pass_max[e];
-            const uint32_t at = ws.level_next[level[q]]++;
-            if (at < n_ranked) set_key(ws.ranked[at], lut[q], uint64_t(ws.pass_cell[e]));
+            const uint32_t at = ws.level_next[level[ws.pass_max[e]]]++;
+            if (at < n_ranked) place(ws, at, e);
         }
     };
     if (counted <= 2 * uint64_t(k) + 64) {
@@ -321,7 +387,7 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
             const int32_t lo = ws.cursor[h] + 1, x = above_last(h);
             if (lo > 255 || x == lo) continue;  // no byte of this head is in the last level
             const size_t start = ws.pass_start[h], n = ws.pass_start[h + 1] - start;
-            const float* lut = heads[h].gate->lut.data();
+            const Placer place(ws, heads, h);
             for (size_t b = 0; b < n && need > 0; b += block) {
                 const size_t hits = kt.scan_u8_uniform(ws.pass_max.data() + start + b, uint8_t(lo), std::min(block, n - b),
                                                        ws.positions.data());
@@ -329,7 +395,7 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
                     const size_t e = start + b + ws.positions[j];
                     const uint8_t q = ws.pass_max[e];
                     if (int32_t(q) >= x) continue;  // above the last level: placed already
-                    set_key(ws.ranked[ws.level_next[last]++], lut[q], uint64_t(ws.pass_cell[e]));
+                    place(ws, ws.level_next[last]++, e);
                     --need;
                 }
             }
@@ -338,23 +404,15 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     const uint64_t nc = uint64_t(num_classes);
     if (agnostic) {  // each anchor's best class, in stage-1 order
         for (size_t r = 0; r < n_ranked; ++r) {
-            const TopkAnchor a = chosen(ws, heads, r);
+            const TopkAnchor& a = ws.anchors[r];
             add_pairs_t<uint8_t>(heads[a.head], a, r, ws.ranked[r], nc, true, 0.0f, ws);
         }
         return;
     }
     // Stage 2: the pairs at or above the last level (at least as good as the k-th anchor's best,
     // select_end2end's floor), found for every chosen anchor in one kernel call (in rank then
-    // class order), counted per level, then placed. A chosen anchor's head has a byte above its
-    // cursor (its own best), so each limit is a byte.
-    ws.cells.resize(n_ranked);
-    ws.limits.resize(n_ranked);
-    for (size_t r = 0; r < n_ranked; ++r) {
-        const TopkAnchor a = chosen(ws, heads, r);
-        const TopkHead& h = heads[a.head];
-        ws.cells[r] = static_cast<const uint8_t*>(h.frame) + h.cls->cell(a.row, a.col);
-        ws.limits[r] = uint8_t(ws.cursor[a.head] + 1);
-    }
+    // class order; the anchors' class bytes and limits were kept as they were placed), counted
+    // per level, then placed.
     const size_t channels = size_t(num_classes);  // every head's (select_end2end)
     ws.hit_cell.resize(std::max(ws.hit_cell.size(), n_ranked * channels));
     ws.hit_channel.resize(ws.hit_cell.size());
@@ -362,17 +420,18 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
                                              ws.hit_channel.data());
     ws.pairs.resize(hits);
     ws.pair_level.resize(hits);
-    for (size_t j = 0; j < hits; ++j) {
+    uint32_t* next = ws.level_next.data();
+    const size_t levels = ws.level_next.size();
+    for (size_t l = 0; l < levels; ++l) next[l] = 0;
+    for (size_t j = 0; j < hits; ++j) {  // keyed and counted per level in one pass
         const uint32_t r = ws.hit_cell[j], c = ws.hit_channel[j];
         const uint32_t h = ws.anchors[r].head;
         const uint8_t q = ws.cells[r][c];
         set_key(ws.pairs[j], heads[h].gate->lut[q], uint64_t(r) * nc + c);
-        ws.pair_level[j] = ws.level[256 * size_t(h) + q];
+        const uint16_t l = ws.level[256 * size_t(h) + q];
+        ws.pair_level[j] = l;
+        ++next[l];
     }
-    uint32_t* next = ws.level_next.data();
-    const size_t levels = ws.level_next.size();
-    for (size_t l = 0; l < levels; ++l) next[l] = 0;
-    for (uint16_t l : ws.pair_level) ++next[l];
     uint32_t sum = 0;
     for (size_t l = 0; l < levels; ++l) {
         const uint32_t c = next[l];

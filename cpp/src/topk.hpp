@@ -159,6 +159,19 @@ inline uint64_t quotient(uint64_t n, uint64_t d, double inv_d) {
     return q;
 }
 
+// n / d for a d fixed over many n (a head's width, the class count): when both are below 2^21, a
+// multiply by m = floor(2^42 / d) + 1 and a shift, exact there (n m / 2^42 = n / d + n e / (d 2^42)
+// with 0 < e <= d, and n e < 2^42 keeps that excess below 1 / d, so the floor is n / d's);
+// otherwise quotient(). A third of quotient()'s instructions, on each chosen anchor and row.
+struct Divisor {
+    uint64_t d, magic, below;  // below: the n (and d) the multiply is exact for
+    double inv;
+    explicit Divisor(uint64_t d_)
+        : d(d_ > 0 ? d_ : 1), magic((uint64_t(1) << 42) / d + 1), below(d < (uint64_t(1) << 21) ? uint64_t(1) << 21 : 0),
+          inv(1.0 / double(d)) {}
+    uint64_t operator()(uint64_t n) const { return n < below ? (n * magic) >> 42 : quotient(n, d, inv); }
+};
+
 // Head, row and column of an anchor (an index into ws.best). Inline, and the row by a multiply
 // with the head's 1 / width (then corrected to the exact quotient) rather than a division: it
 // runs twice per chosen anchor, where a call returning through the stack and an integer division

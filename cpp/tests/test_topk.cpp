@@ -188,6 +188,17 @@ int main() {
             }
         }
     }
+    // Divisor: the multiply-shift equals integer division below 2^21 (every n at its edges, every
+    // multiple of d and its neighbours for small d), and quotient() beyond.
+    for (uint64_t d : {uint64_t(1), uint64_t(2), uint64_t(3), uint64_t(7), uint64_t(80), uint64_t(641), uint64_t(65537),
+                       (uint64_t(1) << 21) - 1, uint64_t(1) << 21, uint64_t(1000003)}) {
+        const Divisor by(d);
+        for (uint64_t n = 0; n < 5000; ++n) CHECK(by(n) == n / d);
+        for (uint64_t n = (uint64_t(1) << 21) - 5000; n < (uint64_t(1) << 21) + 5000; ++n) CHECK(by(n) == n / d);
+        for (uint64_t m = 0; m * d < (uint64_t(1) << 22); m += (d < 64 ? 1 : 1 + m / 64))
+            for (uint64_t n : {m * d, m * d + d - 1, m * d + 1}) CHECK(by(n) == n / d);
+        for (uint64_t n : {uint64_t(1) << 32, (uint64_t(1) << 40) + 12345, uint64_t(1) << 53, ~uint64_t(0)}) CHECK(by(n) == n / d);
+    }
     test_prefilter_changes_nothing();
     return report();
 }
