@@ -195,14 +195,14 @@ struct Placer {
     const char* touch;
     size_t row_stride, col_stride, touch_row, touch_col, head_start;
     uint64_t width;
-    Divisor by_width;
+    const Divisor& by_width;  // the workspace's (anchor_at's)
     uint32_t head;
     uint8_t limit;
     Placer(const TopkWorkspace& ws, const TopkHead* heads, size_t h)
         : lut(heads[h].gate->lut.data()), frame(static_cast<const uint8_t*>(heads[h].frame)), touch(heads[h].touch),
           row_stride(heads[h].cls->row_stride), col_stride(heads[h].cls->col_stride), touch_row(heads[h].touch_row),
           touch_col(heads[h].touch_col), head_start(ws.head_start[h]), width(uint64_t(heads[h].cls->width)),
-          by_width(width), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
+          by_width(ws.head_width[h]), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
     void operator()(TopkWorkspace& ws, size_t at, size_t e) const {
         const uint32_t anchor = ws.pass_cell[e];
         set_key(ws.ranked[at], lut[ws.pass_max[e]], uint64_t(anchor));
@@ -459,7 +459,7 @@ void select_top(ScratchVector<TopkKey>& keys, size_t k) {
 void add_anchors(const TopkHead& head, uint32_t, TopkWorkspace& ws) {
     const size_t start = ws.best.size(), n = cells_of(head);
     ws.head_start.push_back(start);
-    ws.head_row_scale.push_back(1.0 / double(head.cls->width > 0 ? head.cls->width : 1));
+    ws.head_width.emplace_back(uint64_t(head.cls->width > 0 ? head.cls->width : 1));
     ws.best.resize(start + n);
     const bool bytes = takes_byte_path(head);
     ws.byte_path.push_back(uint8_t(bytes));

@@ -70,16 +70,40 @@ struct TopkAnchor {
     int32_t row, col;
 };
 
+// n / d for d >= 1, given inv_d = 1.0 / double(d): a multiply rather than a 64-bit division (tens
+// of cycles, once or twice per chosen anchor or pair). For n below 2^52 n is exact in a double and
+// the product is at most one off the quotient, which the two tests correct; larger n divide.
+inline uint64_t quotient(uint64_t n, uint64_t d, double inv_d) {
+    if (n >= (uint64_t(1) << 52)) return n / d;
+    uint64_t q = uint64_t(double(n) * inv_d);
+    if (q * d > n) --q;
+    else if ((q + 1) * d <= n) ++q;
+    return q;
+}
+
+// n / d for a d fixed over many n (a head's width, the class count): when both are below 2^21, a
+// multiply by m = floor(2^42 / d) + 1 and a shift, exact there (n m / 2^42 = n / d + n e / (d 2^42)
+// with 0 < e <= d, and n e < 2^42 keeps that excess below 1 / d, so the floor is n / d's);
+// otherwise quotient(). A third of quotient()'s instructions, on each chosen anchor and row.
+struct Divisor {
+    uint64_t d, magic, below;  // below: the n (and d) the multiply is exact for
+    double inv;
+    explicit Divisor(uint64_t d_)
+        : d(d_ > 0 ? d_ : 1), magic((uint64_t(1) << 42) / d + 1), below(d < (uint64_t(1) << 21) ? uint64_t(1) << 21 : 0),
+          inv(1.0 / double(d)) {}
+    uint64_t operator()(uint64_t n) const { return n < below ? (n * magic) >> 42 : quotient(n, d, inv); }
+};
+
 struct TopkWorkspace {
     ScratchVector<float> best;       // every cell of every head in anchor order: its best score, -inf if gated out
                                      // (the general path; the byte path below fills it only when a head needs it)
     std::vector<size_t> head_start;  // where each head's cells start in `best`
-    std::vector<double> head_row_scale;  // 1 / width of each head (anchor_at)
+    std::vector<Divisor> head_width;  // each head's width, to split an anchor into row and column
     size_t passing = 0;              // cells not gated out
     ScratchVector<float> scratch;    // for the k-th best score
     ScratchVector<TopkKey> ranked;   // stage 1: index = anchor (position in `best`)
     ScratchVector<TopkKey> selected; // stage 2: index = rank * nc + class (rank into `ranked`)
-    ScratchVector<TopkAnchor> anchors;  // per rank into `ranked`: its anchor (anchor_at), set by stage 2
+    ScratchVector<TopkAnchor> anchors;  // per rank into `ranked`: its anchor (set as the byte path places it, else by stage 2)
     // The byte path (uint8 heads with one quantization and contiguous classes), per head: whether
     // it took it, its passing cells (largest class byte >= the gate's) with their largest bytes,
     // in anchor order, and how many passing cells have each byte.
@@ -100,7 +124,7 @@ struct TopkWorkspace {
     void clear() {
         best.clear();
         head_start.clear();
-        head_row_scale.clear();
+        head_width.clear();
         passing = 0;
         ranked.clear();
         byte_path.clear();
@@ -148,40 +172,16 @@ void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 // floats) and ranks only the anchors at or above it (ties at it included, so the result is exact).
 void select_end2end(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic);
 
-// n / d for d >= 1, given inv_d = 1.0 / double(d): a multiply rather than a 64-bit division (tens
-// of cycles, once or twice per chosen anchor or pair). For n below 2^52 n is exact in a double and
-// the product is at most one off the quotient, which the two tests correct; larger n divide.
-inline uint64_t quotient(uint64_t n, uint64_t d, double inv_d) {
-    if (n >= (uint64_t(1) << 52)) return n / d;
-    uint64_t q = uint64_t(double(n) * inv_d);
-    if (q * d > n) --q;
-    else if ((q + 1) * d <= n) ++q;
-    return q;
-}
-
-// n / d for a d fixed over many n (a head's width, the class count): when both are below 2^21, a
-// multiply by m = floor(2^42 / d) + 1 and a shift, exact there (n m / 2^42 = n / d + n e / (d 2^42)
-// with 0 < e <= d, and n e < 2^42 keeps that excess below 1 / d, so the floor is n / d's);
-// otherwise quotient(). A third of quotient()'s instructions, on each chosen anchor and row.
-struct Divisor {
-    uint64_t d, magic, below;  // below: the n (and d) the multiply is exact for
-    double inv;
-    explicit Divisor(uint64_t d_)
-        : d(d_ > 0 ? d_ : 1), magic((uint64_t(1) << 42) / d + 1), below(d < (uint64_t(1) << 21) ? uint64_t(1) << 21 : 0),
-          inv(1.0 / double(d)) {}
-    uint64_t operator()(uint64_t n) const { return n < below ? (n * magic) >> 42 : quotient(n, d, inv); }
-};
-
-// Head, row and column of an anchor (an index into ws.best). Inline, and the row by a multiply
-// with the head's 1 / width (then corrected to the exact quotient) rather than a division: it
-// runs twice per chosen anchor, where a call returning through the stack and an integer division
+// Head, row and column of an anchor (an index into ws.best). Inline, and the row by the head's
+// width Divisor (the byte path's stage-1 placement splits its anchors with the same one) rather
+// than a division: a call returning through the stack and an integer division per chosen anchor
 // took a tenth of the end-to-end time.
 inline TopkAnchor anchor_at(const TopkWorkspace& ws, const TopkHead* heads, uint64_t anchor) {
     size_t h = ws.head_start.size() - 1;  // the last head starting at or before it (a few heads)
     while (h > 0 && ws.head_start[h] > size_t(anchor)) --h;
     const uint64_t local = anchor - ws.head_start[h];
     const uint64_t width = uint64_t(heads[h].cls->width);
-    const uint64_t row = quotient(local, width, ws.head_row_scale[h]);
+    const uint64_t row = ws.head_width[h](local);
     return TopkAnchor{uint32_t(h), int32_t(row), int32_t(local - row * width)};
 }
 

@@ -175,7 +175,7 @@ int main() {
             views[h].height = int(heights[h]);
             heads[h] = TopkHead{&views[size_t(h)], nullptr, nullptr};
             ws.head_start.push_back(start);
-            ws.head_row_scale.push_back(1.0 / double(widths[h]));
+            ws.head_width.emplace_back(uint64_t(widths[h]));
             start += heights[h] * size_t(widths[h]);
         }
         for (int h = 0; h < 4; ++h) {
