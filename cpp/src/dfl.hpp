@@ -1,13 +1,8 @@
 // Distribution focal loss decoding for one cell, and the box it gives.
 #pragma once
 
-#include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "hailo_decode/types.hpp"
 #include "kernels/kernels.hpp"
@@ -35,21 +30,6 @@ struct CellCentres {
     std::vector<float> x, y;  // per column, per row
 };
 CellCentres make_cell_centres(int width, int height, int stride, const Settings& s);
-
-// Four consecutive uint8 box values dequantized, (q - zp) * scale each: on x86 one SSE2
-// conversion of the four bytes and one 4-lane subtract and multiply (the same IEEE operations as
-// the scalar ones; GCC otherwise converts byte by byte). Once per end-to-end row.
-inline void dequantize4_u8(const uint8_t* p, float zp, float scale, float d[4]) {
-#if defined(__SSE2__)
-    int32_t bytes;
-    std::memcpy(&bytes, p, 4);
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i q = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(bytes), zero), zero);
-    _mm_storeu_ps(d, _mm_mul_ps(_mm_sub_ps(_mm_cvtepi32_ps(q), _mm_set1_ps(zp)), _mm_set1_ps(scale)));
-#else
-    for (int j = 0; j < 4; ++j) d[j] = (float(p[j]) - zp) * scale;
-#endif
-}
 
 // Box corners as HailoRT's decode computes them from the cell's centre, divided by the input size
 // when normalized and written in the order the settings ask for. (Inline: it runs once per cell,
