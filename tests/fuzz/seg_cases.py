@@ -8,7 +8,7 @@ that passes the checks or a ValueError/TypeError."""
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 from hypothesis import strategies as st
@@ -273,6 +273,16 @@ def render_specs(draw) -> Dict[str, Any]:
                 proto_signs=draw(st.sampled_from([None, "as_drawn", "fitted"])))
 
 
+def _out_buffer(kind: str, shape: Tuple[int, int, int], dtype: Any) -> np.ndarray:
+    """An `out=` buffer for n masks of shape (n, H, W): one that fits (of dtype), one holding
+    garbage (uint8 9s), one mask too many, float32, or a strided view."""
+    n = shape[0]
+    return {"fit": lambda: np.zeros(shape, dtype), "garbage": lambda: np.full(shape, 9, np.uint8),
+            "wrong_shape": lambda: np.zeros((n + 1,) + shape[1:], dtype),
+            "float32": lambda: np.zeros(shape, np.float32),
+            "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), dtype)[:, :, ::2]}[kind]()
+
+
 def _render_proto_too(spec: Dict[str, Any], logits: np.ndarray, windows: np.ndarray) -> None:
     """The sign-byte binding (render_proto_masks, behind masks_at_proto) on the same windows,
     offsets and boxes: refused cleanly, or the bytes render_masks gives with the prototype
@@ -294,10 +304,7 @@ def _render_proto_too(spec: Dict[str, Any], logits: np.ndarray, windows: np.ndar
     buf = None
     if spec["out"] is not None and len(grid) == 4 and min(grid) > 0:
         shape = (n, grid[0], grid[1])
-        buf = {"fit": lambda: np.zeros(shape, np.bool_), "garbage": lambda: np.full(shape, 9, np.uint8),
-               "wrong_shape": lambda: np.zeros((n + 1,) + shape[1:], np.bool_),
-               "float32": lambda: np.zeros(shape, np.float32),
-               "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), np.bool_)[:, :, ::2]}[spec["out"]]()
+        buf = _out_buffer(spec["out"], shape, np.bool_)
     try:
         got = _core.render_proto_masks(signs, windows.astype(np.int32), offsets, boxes, grid, buf)
     except CLEAN:
@@ -342,10 +349,7 @@ def run_render_spec(spec: Dict[str, Any]) -> str:
         buf = None
         if spec["out"] is not None:
             shape = (n, int(s[4]), int(s[5]))
-            buf = {"fit": lambda: np.zeros(shape, np.uint8), "garbage": lambda: np.full(shape, 9, np.uint8),
-                   "wrong_shape": lambda: np.zeros((n + 1,) + shape[1:], np.uint8),
-                   "float32": lambda: np.zeros(shape, np.float32),
-                   "strided": lambda: np.zeros(shape[:2] + (2 * shape[2],), np.uint8)[:, :, ::2]}[spec["out"]]()
+            buf = _out_buffer(spec["out"], shape, np.uint8)
         out = _core.render_masks(logits, windows.astype(np.int32), np.array(spec["offsets"], np.int64).reshape(n),
                                  np.array(spec["crops"], np.float32).reshape(n, 4), grid, s, buf,
                                  None if spec.get("crop_scale") is None else tuple(spec["crop_scale"]))
