@@ -4,17 +4,17 @@ machine's load or state (the timed benchmarks' ratios do, by 10-40 % on a shared
 Each workload is the timed benchmarks' own (families.py's heads in its random order, seg_bench.py's
 20-object frame, bench.py's yolov8n-like detection frame), decoded in a child process under
 callgrind twice, n1 and n2 times; (I(n2) - I(n1)) / (n2 - n1) is the cost of one call with the
-setup, imports and first-call warm-up taken out. The detection and families rows count the C++
-decode as families.py times it (`time_decode`, one decode a call: no Python call, no Detections);
-the seg rows go through the Python API (`masks_at_proto` is the API's work), so they also count
-the Python call. Two runs of one workload differ by a few thousand instructions in all (imports),
-a few hundred a call after the division.
+setup, imports and first-call warm-up taken out. Only the instructions of hailo_decode's own code
+(the extension module's functions) are counted: the interpreter's share of a call moves by
+thousands of instructions with the heap's layout (an activated venv's longer environment alone
+moved a 20k row by half), the library's does not (the same count in either environment, run
+after run). libc's memset and memcpy are left out with it. The detection and families rows run
+the C++ decode as families.py times it (`time_decode`); the seg rows go through the Python API
+(`masks_at_proto`'s C++ render counted, its output's zeroing not).
 
 The SIMD level is forced (HAILO_DECODE_SIMD, default avx2 on x86-64 and neon on aarch64): valgrind
 runs no AVX-512, and counts only compare on one path. Instruction counts are not time (a vector
-instruction counts one, and valgrind counts a `rep stosb` memset once per byte: most of seg_proto's
-extra over seg_decode is the 512 KB output's zeroing), so compare a row with itself across commits,
-not rows with each other.
+instruction counts one), so compare a row with itself across commits, not rows with each other.
 
     python benchmarks/instruction_counts.py [--only yolox,seg_proto] [--simd avx2] [--n 1,21]
 
@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,12 +66,26 @@ def _seg(proto_masks: bool):
     import seg_bench
 
     cfg, frame, _ = seg_bench.workload()
+    frame = {k: _aligned(v) for k, v in frame.items()}
     dec = hd.Decoder(cfg)
     n = len(dec(frame))
     buf = np.zeros((n, 160, 160), np.bool_)
     if proto_masks:
         return lambda: dec(frame).masks_at_proto(out=buf)
     return lambda: dec(frame)
+
+
+def _aligned(a):
+    """A copy of `a` starting on a 64-byte boundary: the kernels' head and tail loops depend on
+    where a row starts, so an array's placement (which moves with the environment's size: an
+    activated venv alone moved a row by half) would otherwise move the count."""
+    import numpy as np
+
+    buf = np.empty(a.nbytes + 64, np.uint8)
+    off = (-buf.ctypes.data) % 64
+    out = buf[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
 
 
 def _in_cpp(cfg, raw) -> Callable[[], object]:
@@ -82,7 +96,7 @@ def _in_cpp(cfg, raw) -> Callable[[], object]:
     import hailo_decode as hd
 
     dec = hd.Decoder(cfg)
-    arrays = [np.ascontiguousarray(raw[o.name]) for o in cfg.outputs]
+    arrays = [_aligned(np.ascontiguousarray(raw[o.name])) for o in cfg.outputs]
     return lambda: dec._core.time_decode(arrays, 1, 1)
 
 
@@ -130,6 +144,10 @@ def child(name: str, n: int) -> None:
 
 
 def _instructions(name: str, n: int, simd: str) -> int:
+    """Instructions executed in hailo_decode's own code (the extension module's functions, self
+    cost) by a child decoding n + 1 times: the interpreter's own share of a call moves by a few
+    thousand instructions with the heap's layout (the environment's size alone moves it), the
+    library's share not at all. libc's (memset, memcpy) is left out with the interpreter's."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         # The same count run after run: fixed string hashes, and no OpenBLAS threads spinning.
@@ -137,16 +155,20 @@ def _instructions(name: str, n: int, simd: str) -> int:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__, "--child", name,
                str(n)]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        text = Path(out).read_text()
-    m = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
-    if not m:
-        raise RuntimeError(f"no instruction total in callgrind's output for {name}")
-    return int(m.group(1))
+        report = subprocess.run(["callgrind_annotate", "--threshold=100", out], check=True, capture_output=True,
+                                text=True).stdout
+    total = 0
+    for line in report.splitlines():  # "1,234 (0.01%)  file:function [object]"
+        m = re.match(r"\s*([\d,]+) \(.*\[(.*)\]\s*$", line)
+        if m and "hailo_decode" in m.group(2) and "_native" in m.group(2):
+            total += int(m.group(1).replace(",", ""))
+    if total == 0:
+        raise RuntimeError(f"callgrind saw no instruction of hailo_decode's extension for {name}")
+    return total
 
 
-def per_call(name: str, n1: int, n2: int, simd: str) -> Tuple[float, int, int]:
-    a, b = _instructions(name, n1, simd), _instructions(name, n2, simd)
-    return (b - a) / (n2 - n1), a, b
+def per_call(name: str, n1: int, n2: int, simd: str) -> float:
+    return (_instructions(name, n2, simd) - _instructions(name, n1, simd)) / (n2 - n1)
 
 
 def main() -> None:
@@ -158,17 +180,22 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         child(args.child[0], int(args.child[1]))
-        return
+        # No interpreter teardown: how much freeing it does depends on where the heap's objects
+        # happen to lie (the environment's size moves them), by some 200k instructions between
+        # the two counts.
+        sys.stdout.flush()
+        os._exit(0)
     n1, n2 = (int(v) for v in args.n.split(","))
     names = args.only.split(",") if args.only else list(WORKLOADS)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         ap.error(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
-    print(f"instructions per call (callgrind, HAILO_DECODE_SIMD={args.simd}, (I({n2}) - I({n1})) / {n2 - n1})")
+    print(f"instructions per call in hailo_decode's own code (callgrind, HAILO_DECODE_SIMD={args.simd}, "
+          f"(I({n2}) - I({n1})) / {n2 - n1})")
     print("| workload | instructions per call |")
     print("|---|---|")
     for name in names:
-        v, _, _ = per_call(name, n1, n2, args.simd)
+        v = per_call(name, n1, n2, args.simd)
         print(f"| {WORKLOADS[name]} | {v:,.0f} |", flush=True)
 
 
