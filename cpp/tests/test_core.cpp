@@ -24,21 +24,10 @@
 #include "hailo_decode/pack.hpp"
 #include "check.hpp"
 #include "count_allocations.hpp"
+#include "tensor_spec.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
-
-
-
-
-static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
-    TensorSpec s;
-    s.name = name; s.dtype = t; s.order = o;
-    s.height = h; s.width = w; s.channels = c;
-    s.padded_height = hp; s.padded_width = wp; s.padded_channels = cp;
-    s.frame_stride = size_t(hp) * wp * cp;
-    return s;
-}
 
 static void test_layouts() {
     // Offsets from the formulas in hailort-facts.md section 1, for (h, w, c) = (1, 2, 9).

@@ -20,11 +20,10 @@
 #include "hailo_decode/pack_byte_mask.hpp"
 #include "check.hpp"
 #include "count_allocations.hpp"
+#include "tensor_spec.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
-
-
 
 static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
 static float unit(uint32_t& s) { return float(lcg(s) >> 8) / float(1u << 24); }  // [0, 1)
@@ -401,15 +400,6 @@ static void test_hand_worked() {
     CHECK(any == 0);
     const float one[4] = {2.5f, 0.0f, 3.5f, 1.0f};  // exactly pixel (0, 3)
     CHECK(render_mask(map.data(), w, g, sampling_to_input(g), one, 0, 0, 8, 8, m.data(), 8, s) == 1 && m[3] == 1);
-}
-
-static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
-    TensorSpec s;
-    s.name = name; s.dtype = t; s.order = o;
-    s.height = h; s.width = w; s.channels = c;
-    s.padded_height = hp; s.padded_width = wp; s.padded_channels = cp;
-    s.frame_stride = size_t(hp) * wp * cp;
-    return s;
 }
 
 // Element (h, w, c) of a spec's buffer, as tensor_view documents the orders.

@@ -21,23 +21,12 @@
 #include "hailo_decode/decoder.hpp"
 #include "check.hpp"
 #include "count_allocations.hpp"
+#include "tensor_spec.hpp"
 
 using namespace hailo_decode;
 using namespace hailo_decode::detail;
 
-
-
-
 static bool near(float a, float b, float tol) { return std::fabs(a - b) <= tol; }
-
-static TensorSpec spec(const char* name, DType t, Order o, int h, int w, int c, int hp, int wp, int cp) {
-    TensorSpec s;
-    s.name = name; s.dtype = t; s.order = o;
-    s.height = h; s.width = w; s.channels = c;
-    s.padded_height = hp; s.padded_width = wp; s.padded_channels = cp;
-    s.frame_stride = size_t(hp) * wp * cp;
-    return s;
-}
 
 static void test_gather_cell() {
     // A 3x4 grid of 10 channels, padded to (3, 5, 16); element (h, w, c) holds 20*h + 5*w + c,
