@@ -204,36 +204,43 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
     store_box(h, row, col, b, boxes);
 }
 
+AnchorHeads::BoxForm AnchorHeads::box_form(const Head& h) const {
+    const Settings& s = cfg_.settings;
+    return {s.hailort_decode, s.normalized, s.yxyx, float(h.main->width), float(h.main->height), float(h.stride),
+            float(s.image_width), float(s.image_height), uint32_t(h.index), uint32_t(h.main->width)};
+}
+
 // Inlined into each caller (a call per box, with the settings read again, cost YOLOX's passing
 // cells about a tenth of their decode).
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline void AnchorHeads::store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const {
-    const Settings& s = cfg_.settings;
+inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes) {
     // b: HailoRT's normalized (y_min, x_min, y_max, x_max), or the repository's pixel (x1, y1, x2, y2).
     float y0, x0, y1, x1;
-    if (s.hailort_decode) {
+    if (f.hailort) {
         y0 = b[0]; x0 = b[1]; y1 = b[2]; x1 = b[3];
-        if (!s.normalized) {
-            const float iw = float(s.image_width), ih = float(s.image_height);
-            y0 *= ih; y1 *= ih; x0 *= iw; x1 *= iw;
+        if (!f.normalized) {
+            y0 *= f.image_h; y1 *= f.image_h; x0 *= f.image_w; x1 *= f.image_w;
         }
     } else {
         x0 = b[0]; y0 = b[1]; x1 = b[2]; y1 = b[3];
-        if (s.normalized) {
-            const float iw = float(s.image_width), ih = float(s.image_height);
-            y0 /= ih; y1 /= ih; x0 /= iw; x1 /= iw;
+        if (f.normalized) {
+            y0 /= f.image_h; y1 /= f.image_h; x0 /= f.image_w; x1 /= f.image_w;
         }
     }
     Box& out = boxes.emplace_back();
-    if (s.yxyx) {
+    if (f.yxyx) {
         out.v[0] = y0; out.v[1] = x0; out.v[2] = y1; out.v[3] = x1;
     } else {
         out.v[0] = x0; out.v[1] = y0; out.v[2] = x1; out.v[3] = y1;
     }
-    out.head = uint32_t(h.index);
-    out.cell = uint32_t(row) * uint32_t(h.main->width) + uint32_t(col);
+    out.head = f.head;
+    out.cell = uint32_t(row) * f.width + uint32_t(col);
+}
+
+inline void AnchorHeads::store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const {
+    put_box(box_form(h), row, col, b, boxes);
 }
 
 template <typename T>
@@ -333,18 +340,21 @@ float AnchorHeads::yolox_size(const Head& h, int axis, float e) const {
     return e * float(h.stride);
 }
 
-void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const {
-    if (cfg_.settings.hailort_decode) {
-        const float grid_w = float(h.main->width), grid_h = float(h.main->height);
-        const float xc = (tx + float(col)) / grid_w;
-        const float yc = (ty + float(row)) / grid_h;
+inline void AnchorHeads::yolox_corners(const BoxForm& f, int row, int col, float tx, float ty, float w, float hh,
+                                       float b[4]) {
+    if (f.hailort) {
+        const float xc = (tx + float(col)) / f.grid_w;
+        const float yc = (ty + float(row)) / f.grid_h;
         const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
         b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
     } else {
-        const float stride = float(h.stride);
-        const float xc = (tx + float(col)) * stride, yc = (ty + float(row)) * stride;
+        const float xc = (tx + float(col)) * f.stride, yc = (ty + float(row)) * f.stride;
         b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
     }
+}
+
+void AnchorHeads::yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const {
+    yolox_corners(box_form(h), row, col, tx, ty, w, hh, b);
 }
 
 template <typename T, typename Cell>
@@ -411,6 +421,10 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     const float* thresholds = thresholds_.data();
     const size_t r_off[4] = {rv.channel_offset[0], rv.channel_offset[1], rv.channel_offset[2], rv.channel_offset[3]};
     const kernels::Table& k = kernels::active();
+    // The box's settings and the reg tensor's addressing in locals, read once a call: behind the
+    // candidates' and boxes' growth (a possible allocation) the compiler read them again per cell.
+    const BoxForm form = box_form(h);
+    const size_t reg_row_stride = rv.row_stride, reg_col_stride = rv.col_stride;
     // The passing cells are gathered in batches and their class bytes scanned in one kernel call
     // a batch; the batch's candidates and boxes then follow in cell order, as one by one.
     constexpr size_t kBatch = 16;
@@ -435,11 +449,12 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
                 any = true;
             }
             if (!any) continue;  // a passing objectness with no passing class costs no box
-            const uint8_t* r = reg + rv.cell(rows[i], cols[i]);
+            const int row = rows[i], col = cols[i];
+            const uint8_t* r = reg + size_t(row) * reg_row_stride + size_t(col) * reg_col_stride;
             float b[4];
-            yolox_box(h, rows[i], cols[i], reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], size_w[r[r_off[2]]],
-                      size_h[r[r_off[3]]], b);
-            store_box(h, rows[i], cols[i], b, boxes);
+            yolox_corners(form, row, col, reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], size_w[r[r_off[2]]],
+                          size_h[r[r_off[3]]], b);
+            put_box(form, row, col, b, boxes);
         }
         n = 0;
     };

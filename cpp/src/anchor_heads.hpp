@@ -89,6 +89,16 @@ private:
     void yolox_box(const Head& h, int row, int col, float tx, float ty, float w, float hh, float b[4]) const;
     // Appends the box b (box_of's form) of cell (row, col) in the output's units and order.
     void store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const;
+    // What yolox_box and store_box read of the settings and the head, gathered once (yolox_u8
+    // keeps it in a local for the whole call); yolox_corners and put_box are their bodies.
+    struct BoxForm {
+        bool hailort, normalized, yxyx;
+        float grid_w, grid_h, stride, image_w, image_h;
+        uint32_t head, width;
+    };
+    BoxForm box_form(const Head& h) const;
+    static void yolox_corners(const BoxForm& f, int row, int col, float tx, float ty, float w, float hh, float b[4]);
+    static void put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes);
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
     // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
     // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is

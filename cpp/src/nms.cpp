@@ -23,21 +23,14 @@ namespace {
 // of more than 16 candidates with equal scores.
 bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_t* place) {
     const size_t n = c.size();
-    // Scores padded with -inf to a multiple of 8 (above no score), so that the counting loop
+    // Scores padded with -inf to a multiple of 8 (above no score), so that the counting kernel
     // runs in whole vectors.
     alignas(32) float s[kRankMax];
     const size_t m = (n + 7) & ~size_t(7);
     for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
+    kernels::active().count_above(s, n, place);  // place has room for kRankMax, a multiple of 8
     uint64_t taken[kRankMax / 64] = {};  // places counted: equal scores count to one place
-    for (size_t i = 0; i < n; ++i) {
-        const float x = s[i];
-        int32_t lanes[8] = {};  // eight running counts: the loop's body is two 4-wide vectors
-        for (size_t j = 0; j < m; j += 8)
-            for (size_t k = 0; k < 8; ++k) lanes[k] -= -int32_t(s[j + k] > x);
-        const int32_t above = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-        place[i] = uint32_t(above);
-        taken[above / 64] |= uint64_t(1) << (above % 64);
-    }
+    for (size_t i = 0; i < n; ++i) taken[place[i] / 64] |= uint64_t(1) << (place[i] % 64);
     size_t places = 0;
     for (uint64_t t : taken)
         for (; t; t &= t - 1) ++places;

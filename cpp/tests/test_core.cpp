@@ -108,6 +108,29 @@ static std::vector<const kernels::Table*> tables() {
 
 static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
 
+// count_above (the candidate sort's rank count): every table against a direct count, at every
+// length up to 128 (whole and partial vectors, the AVX2 kernel's 16-wide and 8-wide blocks), with
+// ties, signed zeros and infinities among the scores.
+static void test_count_above() {
+    uint32_t seed = 777;
+    const float pool[] = {0.0f, -0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1e-30f, INFINITY, -INFINITY, 0.3f};
+    for (const kernels::Table* k : tables())
+        for (size_t n = 0; n <= 128; ++n) {
+            const size_t m = (n + 7) & ~size_t(7);
+            std::vector<float> s(m + 8, -INFINITY);
+            for (size_t i = 0; i < n; ++i)
+                s[i] = (lcg(seed) >> 8) % 3 ? float(lcg(seed) >> 8) / 16777216.0f : pool[(lcg(seed) >> 8) % 10];
+            std::vector<uint32_t> got(m + 8, 0xdeadbeef);
+            k->count_above(s.data(), n, got.data());
+            for (size_t i = 0; i < n; ++i) {
+                uint32_t want = 0;
+                for (size_t j = 0; j < n; ++j) want += s[j] > s[i];
+                CHECK(got[i] == want);
+            }
+            for (size_t i = m; i < m + 8; ++i) CHECK(got[i] == 0xdeadbeef);  // nothing past m written
+        }
+}
+
 static void test_kernels_agree() {
     uint32_t seed = 12345;
     // One passing value anywhere in a block of the uniform scans (they test 256 or 128 values at a
@@ -754,6 +777,7 @@ int main() {
     test_no_allocation_after_warmup();
     test_thread_pool();
     test_threads_same_results();
+    test_count_above();
     test_sort_candidates_orders();
     test_nms_caps_and_ties();
     test_pack();

@@ -445,7 +445,32 @@ size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, siz
     return cells_at_least_with<32>(at_least32, cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
+// Sixteen candidates (two vectors) at a time where there are, each score broadcast once against
+// them: a compare and a subtract per vector per score, no horizontal sum.
+void count_above(const float* s, size_t n, uint32_t* above) {
+    const size_t m = (n + 7) & ~size_t(7);
+    size_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        const __m256 x0 = _mm256_loadu_ps(s + i), x1 = _mm256_loadu_ps(s + i + 8);
+        __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+        for (size_t j = 0; j < n; ++j) {
+            const __m256 y = _mm256_broadcast_ss(s + j);
+            a0 = _mm256_sub_epi32(a0, _mm256_castps_si256(_mm256_cmp_ps(y, x0, _CMP_GT_OQ)));
+            a1 = _mm256_sub_epi32(a1, _mm256_castps_si256(_mm256_cmp_ps(y, x1, _CMP_GT_OQ)));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(above + i), a0);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(above + i + 8), a1);
+    }
+    if (i < m) {
+        const __m256 x = _mm256_loadu_ps(s + i);
+        __m256i a = _mm256_setzero_si256();
+        for (size_t j = 0; j < n; ++j)
+            a = _mm256_sub_epi32(a, _mm256_castps_si256(_mm256_cmp_ps(_mm256_broadcast_ss(s + j), x, _CMP_GT_OQ)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(above + i), a);
+    }
+}
+
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above};
 
 }  // namespace
 

@@ -140,6 +140,11 @@ struct Table {
     // passes, each with its class cut), in one call rather than a scan per cell.
     size_t (*cells_at_least_u8)(const uint8_t* const* cells, const uint8_t* limits, size_t n, size_t channels,
                                 uint32_t* out_cell, uint32_t* out_channel);
+    // above[i] = how many of s[0, n) are greater than s[i], for i in [0, m) with m = n rounded up
+    // to a multiple of 8: s holds n scores padded with -inf up to m (read whole vectors), above
+    // has room for m (the padding's counts are written too, and mean nothing). The candidate sort's
+    // rank count (nms.cpp), a score broadcast against eight candidates at once.
+    void (*count_above)(const float* s, size_t n, uint32_t* above);
 };
 
 const Table& scalar_table();

@@ -345,7 +345,24 @@ size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, siz
     }, cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8};
+// Eight candidates (two vectors) at a time, each score broadcast once against them: a compare
+// and a subtract per vector per score, no horizontal sum.
+void count_above(const float* s, size_t n, uint32_t* above) {
+    const size_t m = (n + 7) & ~size_t(7);
+    for (size_t i = 0; i < m; i += 8) {
+        const __m128 x0 = _mm_loadu_ps(s + i), x1 = _mm_loadu_ps(s + i + 4);
+        __m128i a0 = _mm_setzero_si128(), a1 = _mm_setzero_si128();
+        for (size_t j = 0; j < n; ++j) {
+            const __m128 y = _mm_set1_ps(s[j]);
+            a0 = _mm_sub_epi32(a0, _mm_castps_si128(_mm_cmpgt_ps(y, x0)));
+            a1 = _mm_sub_epi32(a1, _mm_castps_si128(_mm_cmpgt_ps(y, x1)));
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(above + i), a0);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(above + i + 4), a1);
+    }
+}
+
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above};
 
 }  // namespace
 
