@@ -72,33 +72,6 @@ static bool same_rows(const std::vector<Row>& a, const std::vector<Row>& b) {
     return true;
 }
 
-// Three uint8 class heads of grids[h] x grids[h] cells of nc classes (NHWC, unpadded), one
-// quantization, their bytes drawn from byte() in order. Views point at specs: not to be copied.
-struct ClassHeads {
-    std::vector<std::vector<uint8_t>> bytes = std::vector<std::vector<uint8_t>>(3);
-    std::vector<TensorSpec> specs = std::vector<TensorSpec>(3);
-    std::vector<TensorView> views = std::vector<TensorView>(3);
-    template <typename Byte>
-    ClassHeads(const int* grids, int nc, float zp, float scale, Byte byte) {
-        for (size_t h = 0; h < 3; ++h) {
-            const int g = grids[h];
-            bytes[h].resize(size_t(g) * size_t(g) * size_t(nc));
-            for (auto& b : bytes[h]) b = byte();
-            TensorSpec& t = specs[h];
-            t.name = "cls" + std::to_string(h);
-            t.dtype = DType::U8;
-            t.order = Order::NHWC;
-            t.height = t.padded_height = t.width = t.padded_width = g;
-            t.channels = t.padded_channels = nc;
-            t.frame_stride = bytes[h].size();
-            t.zp = {zp};
-            t.scale = {scale};
-            views[h] = make_tensor_view(t);
-        }
-    }
-    ClassHeads(const ClassHeads&) = delete;
-};
-
 static void test_prefilter_changes_nothing() {
     std::mt19937 rng(7);
     const int nc = 80;
@@ -112,12 +85,27 @@ static void test_prefilter_changes_nothing() {
     for (int trial = 0; trial < 60; ++trial) {
         const float scale = trial % 3 == 0 ? 1.0f / 255.0f : 1.0f / 64.0f;
         const float zp = float(trial % 5);
-        const ClassHeads made(grids, nc, zp, scale, [&] {
-            if (trial % 4 == 3) return uint8_t(40 * (rng() % 5));                          // few levels: ties everywhere
-            return rng() % 500 < 3 ? uint8_t(60 + rng() % 196) : uint8_t(rng() % 40);  // sparse highs
-        });
-        const auto& bytes = made.bytes;
-        const auto& views = made.views;
+        std::vector<std::vector<uint8_t>> bytes(3);
+        std::vector<TensorSpec> specs(3);
+        std::vector<TensorView> views(3);
+        for (int h = 0; h < 3; ++h) {
+            const int g = grids[h];
+            bytes[size_t(h)].resize(size_t(g) * g * nc);
+            for (auto& b : bytes[size_t(h)]) {
+                if (trial % 4 == 3) b = uint8_t(40 * (rng() % 5));  // few levels: ties everywhere
+                else b = rng() % 500 < 3 ? uint8_t(60 + rng() % 196) : uint8_t(rng() % 40);  // sparse highs
+            }
+            TensorSpec& t = specs[size_t(h)];
+            t.name = "cls" + std::to_string(h);
+            t.dtype = DType::U8;
+            t.order = Order::NHWC;
+            t.height = t.padded_height = t.width = t.padded_width = g;
+            t.channels = t.padded_channels = nc;
+            t.frame_stride = bytes[size_t(h)].size();
+            t.zp = {zp};
+            t.scale = {scale};
+            views[size_t(h)] = make_tensor_view(t);
+        }
         std::vector<float> lut(256);  // the test's own scores: (q - zp) * scale (activation none)
         for (int q = 0; q < 256; ++q) lut[size_t(q)] = (float(q) - zp) * scale;
         // Thresholds on a level (a byte's score exactly), halfway between two, below every byte.
@@ -160,11 +148,25 @@ static void test_stage2_set_apart_pairs() {
     int few = 0, many = 0;
     for (int trial = 0; trial < 6; ++trial) {
         std::mt19937 rng(100 + trial);
-        const unsigned rate = trial < 3 ? 2 : 40;  // per 1000 bytes high: as families.py's dense head, or more
-        const ClassHeads made(grids, nc, 0.0f, 1.0f / 255.0f,
-                              [&] { return rng() % 1000 < rate ? uint8_t(60 + rng() % 196) : uint8_t(rng() % 40); });
-        const auto& bytes = made.bytes;
-        const auto& views = made.views;
+        std::vector<std::vector<uint8_t>> bytes(3);
+        std::vector<TensorSpec> specs(3);
+        std::vector<TensorView> views(3);
+        for (int h = 0; h < 3; ++h) {
+            const int g = grids[h];
+            bytes[size_t(h)].resize(size_t(g) * g * nc);
+            const unsigned rate = trial < 3 ? 2 : 40;  // per 1000 bytes high: as families.py's dense head, or more
+            for (auto& b : bytes[size_t(h)]) b = rng() % 1000 < rate ? uint8_t(60 + rng() % 196) : uint8_t(rng() % 40);
+            TensorSpec& t = specs[size_t(h)];
+            t.name = "cls" + std::to_string(h);
+            t.dtype = DType::U8;
+            t.order = Order::NHWC;
+            t.height = t.padded_height = t.width = t.padded_width = g;
+            t.channels = t.padded_channels = nc;
+            t.frame_stride = bytes[size_t(h)].size();
+            t.zp = {0.0f};
+            t.scale = {1.0f / 255.0f};
+            views[size_t(h)] = make_tensor_view(t);
+        }
         std::vector<float> lut(256);
         for (int q = 0; q < 256; ++q) lut[size_t(q)] = float(q) * (1.0f / 255.0f);
         for (float conf : {0.2f, 0.1f})
