@@ -196,19 +196,16 @@ struct Placer {
     size_t row_stride, col_stride, touch_row, touch_col, head_start;
     uint64_t width;
     const Divisor& by_width;  // the workspace's (anchor_at's)
-    const uint16_t* level;    // the head's byte levels
     uint32_t head;
     uint8_t limit;
     Placer(const TopkWorkspace& ws, const TopkHead* heads, size_t h)
         : lut(heads[h].gate->lut.data()), frame(static_cast<const uint8_t*>(heads[h].frame)), touch(heads[h].touch),
           row_stride(heads[h].cls->row_stride), col_stride(heads[h].cls->col_stride), touch_row(heads[h].touch_row),
           touch_col(heads[h].touch_col), head_start(ws.head_start[h]), width(uint64_t(heads[h].cls->width)),
-          by_width(ws.head_width[h]), level(ws.level.data() + 256 * h), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
+          by_width(ws.head_width[h]), head(uint32_t(h)), limit(uint8_t(ws.cursor[h] + 1)) {}
     void operator()(TopkWorkspace& ws, size_t at, size_t e) const {
         const uint32_t anchor = ws.pass_cell[e];
-        const uint8_t q = ws.pass_max[e];
-        set_key(ws.ranked[at], lut[q], uint64_t(anchor));
-        ws.rank_level[at] = level[q];
+        set_key(ws.ranked[at], lut[ws.pass_max[e]], uint64_t(anchor));
         const uint64_t local = anchor - head_start;
         const uint64_t row = by_width(local), col = local - row * width;
         TopkAnchor& a = ws.anchors[at];  // field by field (no stack temporary)
@@ -227,10 +224,6 @@ struct Placer {
 // down to the gate's (about 200 at conf 0.2, each across every head) whatever the count, which
 // cost more than sorting a few dozen keys.
 constexpr size_t kFewPassing = 64;
-
-// Stage 2's set-apart pairs sort by (level << kLevelShift | rank * nc + class): levels are below
-// 2^16 (256 a head, fewer than 256 heads) and the flattened index below 2^48.
-constexpr unsigned kLevelShift = 48;
 
 void select_few(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_classes, bool agnostic) {
     const kernels::Table& kt = kernels::active();
@@ -353,7 +346,6 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     ws.anchors.resize(n_ranked);
     ws.cells.resize(n_ranked);
     ws.limits.resize(n_ranked);
-    ws.rank_level.resize(n_ranked);
     const kernels::Table& kt = kernels::active();
     // Every cell at or above a byte of head h, placed by level in anchor order.
     auto place_from = [&](size_t h, int32_t from) {
@@ -419,11 +411,8 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
     }
     // Stage 2: the pairs at or above the last level (at least as good as the k-th anchor's best,
     // select_end2end's floor), found for every chosen anchor in one kernel call (in rank then
-    // class order; the anchors' class bytes and limits were kept as they were placed). The pairs
-    // at their anchor's own level (its best score) are already in the stated order: ranks run by
-    // level then anchor, and a rank's pairs by class. The others (a lower class of an anchor: 9 of
-    // 309 on a dense head) are set apart, sorted by (level, index), and merged in. A counting sort
-    // of every pair by level cost twice this: its per-level counters chained each pair to the last.
+    // class order; the anchors' class bytes and limits were kept as they were placed), counted
+    // per level, then placed.
     const size_t channels = size_t(num_classes);  // every head's (select_end2end)
     ws.hit_cell.resize(std::max(ws.hit_cell.size(), n_ranked * channels));
     ws.hit_channel.resize(ws.hit_cell.size());
@@ -431,67 +420,30 @@ void select_bytes(TopkWorkspace& ws, const TopkHead* heads, size_t k, int num_cl
                                              ws.hit_channel.data());
     ws.pairs.resize(hits);
     ws.pair_level.resize(hits);
-    ws.extra.clear();
-    size_t own = 0;  // pairs at their anchor's level, in ws.pairs
-    for (size_t j = 0; j < hits; ++j) {
+    uint32_t* next = ws.level_next.data();
+    const size_t levels = ws.level_next.size();
+    for (size_t l = 0; l < levels; ++l) next[l] = 0;
+    for (size_t j = 0; j < hits; ++j) {  // keyed and counted per level in one pass
         const uint32_t r = ws.hit_cell[j], c = ws.hit_channel[j];
         const uint32_t h = ws.anchors[r].head;
         const uint8_t q = ws.cells[r][c];
+        set_key(ws.pairs[j], heads[h].gate->lut[q], uint64_t(r) * nc + c);
         const uint16_t l = ws.level[256 * size_t(h) + q];
-        const float score = heads[h].gate->lut[q];
-        const uint64_t index = uint64_t(r) * nc + c;
-        if (l == ws.rank_level[r]) {
-            set_key(ws.pairs[own], score, index);
-            ws.pair_level[own] = l;
-            ++own;
-        } else {
-            push_key(ws.extra, score, (uint64_t(l) << kLevelShift) | index);  // sorts by level, then index
-        }
+        ws.pair_level[j] = l;
+        ++next[l];
     }
-    const size_t n_selected = std::min(hits, k);
+    uint32_t sum = 0;
+    for (size_t l = 0; l < levels; ++l) {
+        const uint32_t c = next[l];
+        next[l] = sum;
+        sum += c;
+    }
+    const size_t n_selected = std::min(ws.pairs.size(), k);
     ws.selected.resize(n_selected);
-    if (ws.extra.empty()) {
-        std::copy(ws.pairs.begin(), ws.pairs.begin() + std::ptrdiff_t(n_selected), ws.selected.begin());
-        return;
+    for (size_t j = 0; j < ws.pairs.size(); ++j) {
+        const uint32_t at = next[ws.pair_level[j]]++;
+        if (at < n_selected) ws.selected[at] = ws.pairs[j];
     }
-    std::sort(ws.extra.begin(), ws.extra.end(), [](const TopkKey& a, const TopkKey& b) { return a.index < b.index; });
-    const uint64_t index_mask = (uint64_t(1) << kLevelShift) - 1;
-    auto own_key = [&](size_t j) { return (uint64_t(ws.pair_level[j]) << kLevelShift) | ws.pairs[j].index; };
-    size_t i = 0, out = 0;
-    // A plain merge tests every pair kept; a binary search costs some 15 log2(own) instructions a
-    // set-apart pair, less than the merge only when they are few (9 of 309 on a dense head at 0.2,
-    // 71 of 717 on a real head at 0.001, where the merge is cheaper).
-    if (ws.extra.size() * 16 > n_selected) {
-        for (size_t x = 0; out < n_selected; ++out) {
-            if (x == ws.extra.size() || (i < own && own_key(i) < ws.extra[x].index)) {
-                ws.selected[out] = ws.pairs[i++];
-            } else {
-                set_key(ws.selected[out], ws.extra[x].score, ws.extra[x].index & index_mask);
-                ++x;
-            }
-        }
-        return;
-    }
-    // Few: each goes after the own pairs ordered before it (a binary search: they are sorted),
-    // copied as one block; a few searches rather than a test per pair.
-    auto copy_own = [&](size_t until) {  // own pairs [i, until), as many as fit
-        const size_t n = std::min(until - i, n_selected - out);
-        std::copy(ws.pairs.begin() + std::ptrdiff_t(i), ws.pairs.begin() + std::ptrdiff_t(i + n),
-                  ws.selected.begin() + std::ptrdiff_t(out));
-        out += n;
-        i = until;
-    };
-    for (size_t x = 0; x < ws.extra.size() && out < n_selected; ++x) {
-        const uint64_t key = ws.extra[x].index;
-        size_t lo = i, hi = own;
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (own_key(mid) < key) lo = mid + 1; else hi = mid;
-        }
-        copy_own(lo);
-        if (out < n_selected) set_key(ws.selected[out++], ws.extra[x].score, key & index_mask);
-    }
-    copy_own(own);
 }
 
 }  // namespace

@@ -118,10 +118,8 @@ struct TopkWorkspace {
     ScratchVector<const uint8_t*> cells;  // stage 2: the chosen anchors' class bytes,
     ScratchVector<uint8_t> limits;        // the smallest byte of a pair kept (per anchor),
     ScratchVector<uint32_t> hit_cell, hit_channel;  // and the pairs at or above it (rank, class)
-    ScratchVector<uint16_t> rank_level;  // per rank: its anchor's level
-    ScratchVector<TopkKey> pairs;       // stage 2: the pairs at their anchor's level, in order,
-    ScratchVector<uint16_t> pair_level; // with their levels,
-    ScratchVector<TopkKey> extra;       // and the others (index: level << 48 | rank * nc + class)
+    ScratchVector<TopkKey> pairs;       // stage 2 before its counting sort
+    ScratchVector<uint16_t> pair_level;
     ScratchVector<int32_t> cursor;      // per head: the walk's next byte (those above have a level)
     void clear() {
         best.clear();
@@ -163,9 +161,8 @@ void add_anchors(const TopkHead& head, uint32_t head_index, TopkWorkspace& ws);
 // (every head's bytes of one equal score make one level) until k cells are counted, gives the
 // k-th best score and, for each level, where its cells start in the ranked order; one scan of the
 // cells at or above it (in anchor order, so ties keep index order) then places each where it
-// goes. Stage 2's pairs (generated in rank, then class order) that score their anchor's best are
-// in the stated order already; the few others are sorted apart and merged in. No float is
-// compared per cell and only those few are sorted; the order is exactly the stated one. When many more cells tie at the
+// goes. Stage 2 places its pairs (generated in rank, then class order) the same way. No float is
+// compared per cell and nothing is sorted; the order is exactly the stated one. When many more cells tie at the
 // k-th best score than it has places (a real head's background at a low threshold: thousands of
 // cells on one small byte), the cells above it are placed first, then its places filled in anchor
 // order until full. When at most 64 cells pass (a trained detector at a usual threshold), they

@@ -139,53 +139,6 @@ static void test_prefilter_changes_nothing() {
     CHECK(few_passing > 50 && many_passing > 50);
 }
 
-// Stage 2 on the byte path sets apart the pairs below their anchor's best score and merges them
-// in: by binary searches when they are few (a dense yolov*n-sized head at 0.2: a few of ~300),
-// else pair by pair. Both, against the plain algorithm.
-static void test_stage2_set_apart_pairs() {
-    const int nc = 80;
-    const int grids[3] = {80, 40, 20};
-    int few = 0, many = 0;
-    for (int trial = 0; trial < 6; ++trial) {
-        std::mt19937 rng(100 + trial);
-        std::vector<std::vector<uint8_t>> bytes(3);
-        std::vector<TensorSpec> specs(3);
-        std::vector<TensorView> views(3);
-        for (int h = 0; h < 3; ++h) {
-            const int g = grids[h];
-            bytes[size_t(h)].resize(size_t(g) * g * nc);
-            const unsigned rate = trial < 3 ? 2 : 40;  // per 1000 bytes high: as families.py's dense head, or more
-            for (auto& b : bytes[size_t(h)]) b = rng() % 1000 < rate ? uint8_t(60 + rng() % 196) : uint8_t(rng() % 40);
-            TensorSpec& t = specs[size_t(h)];
-            t.name = "cls" + std::to_string(h);
-            t.dtype = DType::U8;
-            t.order = Order::NHWC;
-            t.height = t.padded_height = t.width = t.padded_width = g;
-            t.channels = t.padded_channels = nc;
-            t.frame_stride = bytes[size_t(h)].size();
-            t.zp = {0.0f};
-            t.scale = {1.0f / 255.0f};
-            views[size_t(h)] = make_tensor_view(t);
-        }
-        std::vector<float> lut(256);
-        for (int q = 0; q < 256; ++q) lut[size_t(q)] = float(q) * (1.0f / 255.0f);
-        for (float conf : {0.2f, 0.1f})
-            for (bool inclusive : {false, true}) {
-                std::vector<ClassScorer> gates;
-                for (int h = 0; h < 3; ++h) gates.push_back(make_class_scorer(views[size_t(h)], {conf}, inclusive, false));
-                std::vector<TopkHead> heads;
-                for (int h = 0; h < 3; ++h) heads.push_back(TopkHead{&views[size_t(h)], &gates[size_t(h)], bytes[size_t(h)].data()});
-                const size_t k = trial < 3 ? 300 : 5000;  // 5000 of cells with ~3 highs: many set apart
-                TopkWorkspace ws;
-                CHECK(same_rows(run_select(ws, heads, k, nc, conf, inclusive, false),
-                                plain_end2end(bytes, lut, nc, k, conf, inclusive, false)));
-                few += !ws.extra.empty() && ws.extra.size() * 16 <= ws.selected.size();
-                many += ws.extra.size() * 16 > ws.selected.size();
-            }
-    }
-    CHECK(few > 0 && many > 0);
-}
-
 
 int main() {
     std::mt19937 rng(42);
@@ -247,6 +200,5 @@ int main() {
         for (uint64_t n : {uint64_t(1) << 32, (uint64_t(1) << 40) + 12345, uint64_t(1) << 53, ~uint64_t(0)}) CHECK(by(n) == n / d);
     }
     test_prefilter_changes_nothing();
-    test_stage2_set_apart_pairs();
     return report();
 }
