@@ -340,20 +340,31 @@ struct CellMax {
 
     // Per 8 cells: the passing lanes' mask picks a byte order (gate_order.hpp) that packs their
     // maxima to the front (pshufb) and, widened, gives their cell numbers; all 8 are stored at k
-    // and k moves on by the count. No branch on the data.
+    // and k moves on by the count. No branch on the data. The cells' numbers are a vector stepped
+    // by 8 and the cells a pointer stepped by 8 pitches: with fewer values live, the loop keeps
+    // everything in registers (a spilled count and pointers were a third of its instructions).
     static size_t gate(const uint8_t* base, size_t pitch, size_t channels, size_t n, uint8_t gate, uint32_t first,
                        uint8_t* max_out, uint32_t* index_out) {
         const __m128i g = _mm_set1_epi8(char(gate));
-        size_t i = 0, k = 0;
-        for (; i + 8 <= n; i += 8) {
-            const __m128i m = max_of_8_cells<Steps>(base + i * pitch, pitch, channels);
+        const uint64_t* orders = reinterpret_cast<const uint64_t*>(kGateOrder.lanes);
+        __m256i number = _mm256_set1_epi32(int(first));
+        const __m256i eight = _mm256_set1_epi32(8);
+        const size_t groups = n / 8, step = 8 * pitch;
+        uint8_t* mo = max_out;
+        uint32_t* io = index_out;
+        const uint8_t* p = base;
+        for (const uint8_t* const end = base + groups * step; p != end; p += step) {
+            const __m128i m = max_of_8_cells<Steps>(p, pitch, channels);
             const uint32_t pass = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(m, g), m))) & 0xFFu;
-            const __m128i order = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kGateOrder.lanes[pass]));
-            _mm_storel_epi64(reinterpret_cast<__m128i*>(max_out + k), _mm_shuffle_epi8(m, order));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index_out + k),
-                                _mm256_add_epi32(_mm256_set1_epi32(int(first + uint32_t(i))), _mm256_cvtepu8_epi32(order)));
-            k += size_t(__builtin_popcount(pass));
+            const __m128i order = _mm_cvtsi64_si128(static_cast<long long>(orders[pass]));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(mo), _mm_shuffle_epi8(m, order));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(io), _mm256_add_epi32(number, _mm256_cvtepu8_epi32(order)));
+            number = _mm256_add_epi32(number, eight);
+            const size_t count = size_t(__builtin_popcount(pass));
+            mo += count;
+            io += count;
         }
+        size_t i = groups * 8, k = size_t(mo - max_out);
         for (; i < n; ++i)
             k = append_if_passing(max_of_cell<Steps>(base + i * pitch, channels), gate, uint32_t(first + i), max_out,
                                   index_out, k);
