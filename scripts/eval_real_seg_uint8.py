@@ -27,7 +27,7 @@ to 640 x 640 as YOLOv5 / Ultralytics do (cv2 bilinear, centred, pad 114, RGB / 2
    160) capture the four tensors; handing them back through the same hooks must give the float
    result exactly (asserted per frame).
 2. Variants (VARIANTS): all four tensors uint8; the proto only; the heads only; of the heads only
-   the box/obj/cls channels or only the coefficients; the mask branch alone. "uint8" is per tensor as
+   the box/obj/cls channels (or xy, wh, obj) or only the coefficients; the mask branch alone. "uint8" is per tensor as
    the repo's fixtures do it (scripts/make_task_fixtures.py qparams/quantize/dequantize): lo =
    min(x.min(), 0), hi = max(x.max(), 0), scale = (hi - lo) / 255, zp = clip(round(-lo / scale)),
    q = clip(round(x / scale + zp), 0, 255), dequantized (q - zp) * scale. qp from the frame's own
@@ -86,6 +86,9 @@ VARIANTS = {  # name: which values are uint8 (dequantized); the rest stay float
     "heads": "the three head tensors",
     "det": "the heads' xywh/obj/cls channels (of the uint8 head tensor)",
     "coef": "the heads' mask coefficients (of the uint8 head tensor: its shared scale)",
+    "xy": "the heads' xy channels (of the uint8 head tensor)",
+    "wh": "the heads' wh channels (of the uint8 head tensor)",
+    "obj": "the heads' objectness channel (of the uint8 head tensor)",
     "mask": "proto + the coefficients quantized as a tensor of their own per stride (Ultralytics' "
             "seg layout); boxes and scores float: the mask branch alone",
 }
@@ -255,17 +258,17 @@ def capture(model: torch.nn.Module, taps: Taps, frames: dict[str, np.ndarray]) -
     return out
 
 
-def coef_channels(model) -> torch.Tensor:
-    """Bool over a head tensor's na * (5 + nc + nm) channels: True for the mask coefficients."""
+def channels(model, part: str) -> torch.Tensor:
+    """Bool over a head tensor's na * (5 + nc + nm) channels: True for the part's channels."""
     head = model.model[-1]
     sel = torch.zeros(head.no, dtype=torch.bool)
-    sel[5 + head.nc:] = True
+    sel[{"det": slice(0, 5 + head.nc), "coef": slice(5 + head.nc, None), "xy": slice(0, 2), "wh": slice(2, 4),
+         "obj": slice(4, 5)}[part]] = True
     return sel.repeat(head.na)
 
 
 def variant_tensors(variant: str, seen: dict, qp: dict, model) -> dict[str, torch.Tensor]:
     """The tensors the hooks hand on for a variant (what is not named stays float)."""
-    sel = coef_channels(model)
     quant = lambda x, key: fake_uint8(x, *(qp.get(key) or qparams(x)))  # noqa: E731
     out = {}
     for k, x in seen.items():
@@ -274,18 +277,18 @@ def variant_tensors(variant: str, seen: dict, qp: dict, model) -> dict[str, torc
                 out[k] = quant(x, k)
         elif variant in ("all", "heads"):
             out[k] = quant(x, k)
-        elif variant in ("det", "coef"):
-            keep = sel if variant == "det" else ~sel
-            out[k] = torch.where(keep.view(1, -1, 1, 1), x, quant(x, k))
         elif variant == "mask":
+            sel = channels(model, "coef")
             out[k] = x.clone()
             out[k][:, sel] = quant(x[:, sel], f"{k}:coef")
+        elif variant != "proto":  # a part of the head tensor's channels
+            out[k] = torch.where(channels(model, variant).view(1, -1, 1, 1), quant(x, k), x)
     return out
 
 
 def calib_qparams(captured: dict, model) -> dict[str, tuple[float, float]]:
     """(zp, scale) of each tensor (and of each head's coefficient channels) over all the frames."""
-    sel = coef_channels(model)
+    sel = channels(model, "coef")
     qp = {}
     for k in next(iter(captured.values()))[2]:
         xs = [c[2][k] for c in captured.values()]
@@ -315,13 +318,14 @@ def summarize(results: dict, names: dict, variant: str) -> str:
     rows = [r for (f, v), res in results.items() if v == variant for r in res["rows"]]
     lost = [x for (f, v), res in results.items() if v == variant for x in res["lost"]]
     extra = [x for (f, v), res in results.items() if v == variant for x in res["extra"]]
-    iou = np.array([r["mask_iou"] for r in rows])
+    iou, biou = np.array([r["mask_iou"] for r in rows]), np.array([r["box_iou"] for r in rows])
     hi = [r for r in rows if r["score"] >= 0.5]
     lo = [r for r in rows if r["score"] < 0.5]
     below = lambda rs: sum(r["mask_iou"] < BAR for r in rs)  # noqa: E731
     fmt = lambda xs: ", ".join(f"{names[c]} {s:.3f}" for c, s in xs) or "none"  # noqa: E731
     return (f"matched {len(rows)}: mask IoU min {iou.min():.4f} median {np.median(iou):.4f}; "
             f"< {BAR}: {below(rows)} (score >= 0.5: {below(hi)} of {len(hi)}; < 0.5: {below(lo)} of {len(lo)}); "
+            f"box IoU min {biou.min():.4f} median {np.median(biou):.4f}; "
             f"float objects unmatched: {fmt(lost)}; uint8 objects unmatched: {fmt(extra)}")
 
 
@@ -333,7 +337,7 @@ def report(results: dict, captured: dict, names: dict, qmode: str) -> None:
         for r in results[(fname, "all")]["rows"]:
             print(f"   {names[r['cls']]:14s} score {r['score']:.3f} -> {r['q_score']:.3f}  area {r['area']:6d}  "
                   f"box IoU {r['box_iou']:.4f}  mask IoU {r['mask_iou']:.4f}"
-                  + "".join(f"  [{v} {o['mask_iou']:.4f}]" for v in ("proto", "det", "coef", "mask")
+                  + "".join(f"  [{v} {o['mask_iou']:.4f}]" for v in ("proto", "det", "wh", "obj", "coef", "mask")
                             for o in results[(fname, v)]["rows"] if o["ref"] == r["ref"]))
     for variant, what in VARIANTS.items():
         print(f"{variant}: uint8 = {what}")
