@@ -72,7 +72,11 @@ void prepare_coefficients(const ProtoPlan& proto, const CoefPlan& coef, const fl
     if (out.integer) {
         const TensorView& v = *coef.view;
         const uint8_t* cell = static_cast<const uint8_t*>(coef_frame) + v.cell(row, col);
-        for (int k = 0; k < n; ++k) out.q[k] = int16_t(int32_t(cell[v.channel_offset[size_t(k)]]) - coef.zp);
+        if (v.contiguous_channels) {  // the usual layout: one vectorized pass, no offset table
+            for (int k = 0; k < kernels::kMaskChannels; ++k) out.q[k] = int16_t(int32_t(cell[k]) - coef.zp);
+        } else {
+            for (int k = 0; k < n; ++k) out.q[k] = int16_t(int32_t(cell[v.channel_offset[size_t(k)]]) - coef.zp);
+        }
         out.int_scale = proto.scale * coef.scale;
         return;
     }
