@@ -1,6 +1,7 @@
 // C++ unit tests of the core, run by ctest (and by pytest through tests/test_cpp_core.py).
 // Each check compares against values worked out by hand in the comment beside it.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../src/kernels/iou_scalar.hpp"
 #include "../src/kernels/kernels.hpp"
 #include "../src/nms.hpp"
 #include "../src/scan.hpp"
@@ -430,6 +432,123 @@ static void test_kernels_agree() {
     }
 }
 
+// Greedy NMS as plainly as it can be written, the reference for suppress: each candidate in score
+// order, with the caps, against every kept box of its list (any_iou_over_scalar).
+static std::vector<Detection> greedy_reference(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes,
+                                               const Settings& s, int num_classes) {
+    size_t n = sorted.size();
+    if (s.max_candidates >= 0 && size_t(s.max_candidates) < n) n = size_t(s.max_candidates);
+    std::vector<std::vector<std::array<float, 5>>> kept(s.agnostic ? 1 : size_t(num_classes));
+    std::vector<int64_t> output_of_class(size_t(num_classes), 0);
+    std::vector<Detection> out;
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (s.max_total >= 0 && total >= s.max_total) break;
+        const Candidate& c = sorted[i];
+        const bool class_full = s.max_per_class >= 0 && output_of_class[size_t(c.class_id)] >= s.max_per_class;
+        if (class_full && !s.agnostic) continue;
+        const Box& b = boxes[c.box];
+        const float canon[4] = {b.v[s.yxyx ? 0 : 1], b.v[s.yxyx ? 1 : 0], b.v[s.yxyx ? 2 : 3], b.v[s.yxyx ? 3 : 2]};
+        const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
+        auto& list = kept[s.agnostic ? 0 : size_t(c.class_id)];
+        bool suppressed = false;
+        for (const auto& e : list)
+            if (kernels::any_iou_over_scalar(&e[0], &e[1], &e[2], &e[3], &e[4], 1, canon, area, s.iou_threshold,
+                                             s.iou_inclusive)) {
+                suppressed = true;
+                break;
+            }
+        if (suppressed) continue;
+        list.push_back({canon[0], canon[1], canon[2], canon[3], area});
+        if (class_full) continue;
+        ++output_of_class[size_t(c.class_id)];
+        ++total;
+        Detection d;
+        std::memcpy(d.box, b.v, sizeof d.box);
+        d.score = c.score;
+        d.class_id = c.class_id;
+        d.head = b.head;
+        d.cell = b.cell;
+        out.push_back(d);
+    }
+    return out;
+}
+
+// suppress on random frames equals the reference on every table: lists of at most kSplit
+// candidates only (a few classes; the limit itself included), longer ones only, both in one frame,
+// agnostic on either side of the limit; clustered boxes (much suppression), equal and touching
+// boxes, NaN coordinates, tied scores; every cap and threshold rule. One workspace for every
+// frame, as a decoder reuses it.
+static void test_suppress_matches_greedy() {
+    constexpr size_t kSplit = 64;  // list lengths up to it and past it
+    uint32_t seed = 99;
+    auto rnd = [&](uint32_t m) { return (lcg(seed) >> 8) % m; };
+    const std::string best = kernels::active().name;
+    NmsWorkspace ws;
+    for (int frame = 0; frame < 1500; ++frame) {
+        const int shape = frame % 5;  // 0 short lists, 1 long, 2 both, 3 agnostic short, 4 agnostic long
+        const int num_classes = shape == 0 || shape == 3 ? int(1 + rnd(4)) : int(1 + rnd(6));
+        std::vector<size_t> per_class(static_cast<size_t>(num_classes));
+        for (int c = 0; c < num_classes; ++c) {
+            const bool short_list = shape == 0 || (shape == 2 && c % 2 == 0);
+            if (shape == 3)
+                per_class[size_t(c)] = rnd(uint32_t(kSplit / size_t(num_classes)) + 1);
+            else if (shape == 4)
+                per_class[size_t(c)] = rnd(60) + (c == 0 ? kSplit + 1 : 0);
+            else if (short_list)
+                per_class[size_t(c)] = rnd(8) == 0 ? kSplit - rnd(2) : rnd(uint32_t(kSplit)) + 1;
+            else
+                per_class[size_t(c)] = kSplit + 1 + rnd(rnd(4) == 0 ? 2 : 150);
+        }
+        ScratchVector<Box> boxes;
+        ScratchVector<Candidate> candidates;
+        const uint32_t levels = rnd(3) == 0 ? 4 : 1000;  // few levels: many ties
+        const float cluster[3][2] = {{float(rnd(100)), float(rnd(100))}, {float(rnd(100)), float(rnd(100))},
+                                     {float(rnd(100)), float(rnd(100))}};
+        for (int c = 0; c < num_classes; ++c)
+            for (size_t j = 0; j < per_class[size_t(c)]; ++j) {
+                Box b{};
+                const float* centre = cluster[rnd(3)];
+                const bool grid = rnd(4) == 0;  // whole numbers: equal and touching boxes
+                const float cy = centre[0] + (grid ? float(rnd(4)) : float(rnd(1000)) / 100.0f);
+                const float cx = centre[1] + (grid ? float(rnd(4)) : float(rnd(1000)) / 100.0f);
+                const float h = grid ? float(1 + rnd(3)) : 0.5f + float(rnd(1000)) / 100.0f;
+                const float w = grid ? float(1 + rnd(3)) : 0.5f + float(rnd(1000)) / 100.0f;
+                b.v[0] = cy - h / 2; b.v[1] = cx - w / 2; b.v[2] = cy + h / 2; b.v[3] = cx + w / 2;
+                if (rnd(97) == 0) b.v[rnd(4)] = NAN;
+                b.head = uint32_t(c);
+                b.cell = uint32_t(boxes.size());
+                candidates.push_back({float(1 + rnd(levels)) / float(levels + 1), c, uint32_t(boxes.size())});
+                boxes.push_back(b);
+            }
+        // Scan order mixes the classes (a list's candidates are not contiguous in it).
+        for (size_t i = candidates.size(); i > 1; --i) std::swap(candidates[i - 1], candidates[rnd(uint32_t(i))]);
+        SortScratch scratch;
+        sort_candidates(candidates, frame % 2 == 0, scratch);
+        Settings s;
+        s.agnostic = shape >= 3;
+        s.yxyx = frame % 3 != 0;
+        const float th_choices[5] = {0.0f, 0.3f, 0.5f, 0.7f, 1.0f};
+        s.iou_threshold = th_choices[rnd(5)];
+        s.iou_inclusive = rnd(2) == 0;
+        const int64_t per_class_caps[5] = {-1, 0, 1, 3, 100}, total_caps[4] = {-1, 0, 5, 50};
+        s.max_per_class = per_class_caps[rnd(5)];
+        s.max_total = total_caps[rnd(4)];
+        s.max_candidates = rnd(4) == 0 ? int64_t(rnd(100)) : -1;
+        const std::vector<Detection> want = greedy_reference(candidates, boxes, s, num_classes);
+        for (const kernels::Table* k : tables()) {
+            CHECK(kernels::select(k->name));
+            std::vector<Detection> got;
+            suppress(candidates, boxes, s, num_classes, ws, got);
+            bool same = got.size() == want.size();
+            for (size_t i = 0; same && i < got.size(); ++i)
+                same = std::memcmp(&got[i], &want[i], sizeof(Detection)) == 0;
+            CHECK(same);
+        }
+    }
+    kernels::select(best.c_str());
+}
+
 // The scan's shortcuts (one limit for the row; column and class by multiplication when the rows
 // are dense) find exactly the hits of the general per-position scan, for every channel count.
 static void test_scan_strategies() {
@@ -780,6 +899,7 @@ int main() {
     test_count_above();
     test_sort_candidates_orders();
     test_nms_caps_and_ties();
+    test_suppress_matches_greedy();
     test_pack();
     test_decoder_end_to_end();
     return report();
