@@ -394,6 +394,38 @@ static void test_kernels_agree() {
         CHECK(!k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 1e-9f, true));
         CHECK(k->any_iou_over(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), 10, touching, 4, 0.0f, true));
     }
+    // A NaN coordinate on either side gives every table the scalar reference's answer: the scalar
+    // min/max (a < b ? a : b) and x86's minps/maxps take the second operand when one is NaN, NEON's
+    // vminq/vmaxq return NaN, which at a threshold of 0 turned a NaN box's "no IoU" into a hit.
+    {
+        uint32_t nan_seed = 7;
+        for (int trial = 0; trial < 400; ++trial) {
+            const size_t n = 1 + (lcg(nan_seed) >> 8) % 11;
+            std::vector<float> ly0(n), lx0(n), ly1(n), lx1(n), la(n);
+            auto coord = [&] { return float((lcg(nan_seed) >> 8) % 6); };
+            for (size_t i = 0; i < n; ++i) {
+                ly0[i] = coord(); lx0[i] = coord(); ly1[i] = ly0[i] + 1 + coord(); lx1[i] = lx0[i] + 1 + coord();
+                if ((lcg(nan_seed) >> 8) % 3 == 0) {
+                    float* side[4] = {&ly0[i], &lx0[i], &ly1[i], &lx1[i]};
+                    *side[(lcg(nan_seed) >> 8) % 4] = NAN;
+                }
+                la[i] = (ly1[i] - ly0[i]) * (lx1[i] - lx0[i]);
+            }
+            float b[4] = {coord(), coord(), 0, 0};
+            b[2] = b[0] + 1 + coord();
+            b[3] = b[1] + 1 + coord();
+            if (trial % 2) b[(lcg(nan_seed) >> 8) % 4] = NAN;
+            const float b_area = (b[2] - b[0]) * (b[3] - b[1]);
+            for (float th : {0.0f, 0.25f})
+                for (bool inclusive : {true, false}) {
+                    const bool want = kernels::scalar_table().any_iou_over(ly0.data(), lx0.data(), ly1.data(), lx1.data(),
+                                                                           la.data(), n, b, b_area, th, inclusive);
+                    for (const kernels::Table* k : tables())
+                        CHECK(k->any_iou_over(ly0.data(), lx0.data(), ly1.data(), lx1.data(), la.data(), n, b, b_area, th,
+                                              inclusive) == want);
+                }
+        }
+    }
     // Every list length, the passing box at every position, tails included: lanes past n never
     // count, not even at a threshold of 0, where every real lane passes (IoU 0 >= 0).
     for (size_t n = 0; n <= 20; ++n) {

@@ -161,10 +161,14 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     const float32x4_t by0 = vdupq_n_f32(b[0]), bx0 = vdupq_n_f32(b[1]), by1 = vdupq_n_f32(b[2]), bx1 = vdupq_n_f32(b[3]);
     const float32x4_t ba = vdupq_n_f32(b_area), t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
+    // min/max as the scalar reference and x86's minps/maxps take them: a < b ? a : b (b when either
+    // is NaN); vminq/vmaxq return NaN instead, which gave a NaN box another verdict at threshold 0.
+    auto lesser = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcltq_f32(a, b), a, b); };
+    auto greater = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcgtq_f32(a, b), a, b); };
     // Whether any of the `lanes` passes (as the AVX2 kernel): no overlap is an IoU of 0.
     auto hits = [&](const float* ly0, const float* lx0, const float* ly1, const float* lx1, const float* la, uint32x4_t lanes) {
-        const float32x4_t ow = vsubq_f32(vminq_f32(vld1q_f32(lx1), bx1), vmaxq_f32(vld1q_f32(lx0), bx0));
-        const float32x4_t oh = vsubq_f32(vminq_f32(vld1q_f32(ly1), by1), vmaxq_f32(vld1q_f32(ly0), by0));
+        const float32x4_t ow = vsubq_f32(lesser(vld1q_f32(lx1), bx1), greater(vld1q_f32(lx0), bx0));
+        const float32x4_t oh = vsubq_f32(lesser(vld1q_f32(ly1), by1), greater(vld1q_f32(ly0), by0));
         const uint32x4_t overlap = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
         const float32x4_t inter = vmulq_f32(ow, oh);
         const float32x4_t uni = vsubq_f32(vaddq_f32(vld1q_f32(la), ba), inter);
