@@ -150,7 +150,7 @@ def proto_grid_regimes(dec, det_dec, frame: Dict[str, np.ndarray], det_names: Li
     decode's detection work is not mask work).
 
     In cache only, one more part: the detection-only decode timed right after a full decode of the
-    same frame ("... in the full decode's cache state"). The full frame (2.3 MB) does not fit a
+    same frame (SAME_STATE). The full frame (2.3 MB) does not fit a
     core's L2 (1-2 MB here) while the detection outputs alone (1.2 MB) nearly do: decoded again and
     again on its own, the detection decoder finds its class tensors in L2, but inside the full
     decode the prototype windows have pushed them out, so its class scan runs from L3. The plain
@@ -199,6 +199,12 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def _logits_and_render(parts: Dict[str, List[float]], baseline: str) -> List[float]:
+    """Per round: the window logits (the full C++ decode minus the detection baseline) plus the render."""
+    return [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"], parts[baseline],
+                                                 parts["render: masks_at_proto(out=buf)"])]
+
+
 def _print_regimes(regimes: Dict[str, Dict[str, List[float]]], rounds: int, level: str) -> Dict[str, List[float]]:
     """Prints the two regimes' parts and ratios (one SIMD level); returns the per-round ratios."""
     print("prototype-grid masks of 20 objects against one read pass over the prototype tensor, both in the same "
@@ -208,9 +214,7 @@ def _print_regimes(regimes: Dict[str, Dict[str, List[float]]], rounds: int, leve
     for regime, parts in regimes.items():
         for name, v in parts.items():
             print(f"  {regime:<12} {name:<34} {min(v):8.1f} .. {max(v):8.1f} us")
-        per_round = [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"],
-                                                          parts["C++ decode, detection only"],
-                                                          parts["render: masks_at_proto(out=buf)"])]
+        per_round = _logits_and_render(parts, "C++ decode, detection only")
         logits_only = [s_ - d_ for s_, d_ in zip(parts["C++ decode + window logits"], parts["C++ decode, detection only"])]
         lr = [m / p for m, p in zip(logits_only, parts["read pass"])]
         print(f"  {regime:<12} {'window logits alone (C++)':<34} {min(logits_only):8.1f} .. {max(logits_only):8.1f} us"
@@ -220,8 +224,7 @@ def _print_regimes(regimes: Dict[str, Dict[str, List[float]]], rounds: int, leve
               f" = {min(ratios[regime]):.1f} .. {max(ratios[regime]):.1f}x the read pass (median "
               f"{statistics.median(ratios[regime]):.2f}x; target <= 3x)")
         if SAME_STATE in parts:  # in cache: the detection baseline in the full decode's cache state
-            same = [(s_ - d_) + r_ for s_, d_, r_ in zip(parts["C++ decode + window logits"], parts[SAME_STATE],
-                                                         parts["render: masks_at_proto(out=buf)"])]
+            same = _logits_and_render(parts, SAME_STATE)
             sr = [m / p for m, p in zip(same, parts["read pass"])]
             print(f"  {regime:<12} {'the same, same-state baseline':<34} {min(same):8.1f} .. {max(same):8.1f} us"
                   f" = {min(sr):.1f} .. {max(sr):.1f}x the read pass (median {statistics.median(sr):.2f}x)")
