@@ -157,6 +157,59 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     int64_t* const output_of_class = ws.output_of_class.data();
     const Box* const box_at = boxes.data();
     int64_t total = 0;
+    if (k.nms_list && (!capped_total || n <= size_t(max_total))) {
+        // List by list: each list's candidates (all of them, in score order) in its slice, the
+        // kernel's greedy NMS over the slice, then the kept ones output in score order. The same
+        // detections as the walk below: a list's NMS depends on its own candidates only, a
+        // class-aware list stops at max_per_class kept (a full class neither outputs nor
+        // suppresses), an agnostic one keeps every box that survives (a full class's box still
+        // suppresses) and the walk applies the class caps. With a total cap that could stop the
+        // walk early (fewer candidates than it otherwise), the walk runs instead.
+        if (ws.slot.size() < n) ws.slot.resize(n);
+        if (ws.keep.size() < n) ws.keep.resize(n);
+        uint32_t* const slot_of = ws.slot.data();
+        uint8_t* const keep = ws.keep.data();
+        for (size_t i = 0; i < n; ++i) {
+            const Box& b = box_at[sorted[i].box];
+            const size_t list = agnostic ? 0 : size_t(sorted[i].class_id);
+            const uint32_t slot = list_start[list] + list_count[list]++;
+            slot_of[i] = slot;
+            const float by0 = b.v[kYxyx ? 0 : 1], bx0 = b.v[kYxyx ? 1 : 0], by1 = b.v[kYxyx ? 2 : 3], bx1 = b.v[kYxyx ? 3 : 2];
+            ay0[slot] = by0;
+            ax0[slot] = bx0;
+            ay1[slot] = by1;
+            ax1[slot] = bx1;
+            a_area[slot] = (by1 - by0) * (bx1 - bx0);
+        }
+        size_t longest = 0;
+        for (size_t j = 0; j < reset.n_lists; ++j) longest = std::max(longest, size_t(list_count[ws.lists[j]]));
+        const size_t kept_floats = 5 * ((longest + 7) & ~size_t(7)) + 8;  // + 8: room to align to 32 bytes
+        if (ws.kept.size() < kept_floats) ws.kept.resize(kept_floats);
+        float* const kept = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(ws.kept.data()) + 31) & ~uintptr_t(31));
+        const size_t max_keep = capped_class && !agnostic ? size_t(max_per_class) : ~size_t(0);
+        for (size_t j = 0; j < reset.n_lists; ++j) {
+            const size_t first = list_start[ws.lists[j]];
+            k.nms_list(ay0 + first, ax0 + first, ay1 + first, ax1 + first, a_area + first, list_count[ws.lists[j]],
+                       iou_threshold, iou_inclusive, max_keep, keep + first, kept);
+        }
+        for (size_t i = 0; i < n; ++i) {
+            if (capped_total && total >= max_total) break;
+            if (!keep[slot_of[i]]) continue;
+            const Candidate& c = sorted[i];
+            const size_t cls = size_t(c.class_id);
+            if (capped_class && output_of_class[cls] >= max_per_class) continue;
+            ++output_of_class[cls];
+            ++total;
+            const Box& b = box_at[c.box];
+            Detection& det = out.emplace_back();
+            for (int q = 0; q < 4; ++q) det.box[q] = b.v[q];
+            det.score = c.score;
+            det.class_id = c.class_id;
+            det.head = b.head;
+            det.cell = b.cell;
+        }
+        return;
+    }
     for (size_t i = 0; i < n; ++i) {
         if (capped_total && total >= max_total) break;  // nothing later can be output
         const Candidate& c = sorted[i];

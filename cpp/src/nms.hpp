@@ -32,6 +32,9 @@ struct NmsWorkspace {
     std::vector<uint32_t> tally;                // per list, 4 partial candidate counts (all 0 between calls)
     ScratchVector<uint32_t> lists;              // the frame's lists, in the order they first appear
     std::vector<int64_t> output_of_class;
+    ScratchVector<uint32_t> slot;  // list by list (kernels' nms_list): each candidate's place in the arena
+    ScratchVector<uint8_t> keep;   // per arena place: kept by its list's NMS
+    ScratchVector<float> kept;     // the nms_list kernel's kept boxes
 };
 
 // Score-descending. hailort_sort: std::sort with HailoRT's comparator on the candidates in scan

@@ -248,6 +248,65 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
                 _mm256_maskload_ps(x1 + i, m), _mm256_maskload_ps(area + i, m), _mm256_castsi256_ps(m));
 }
 
+// Greedy NMS of one list (kernels.hpp). The box under test is checked against the kept ones
+// without a call or a masked tail per box: the latest kept boxes (up to eight) stay in registers,
+// one lane each, and each eight that fill them are stored as one block of five whole vectors,
+// which later boxes load back whole (a load the same size and place as its store forwards from
+// it; a vector load over a kept box's scalar stores would wait for them to reach the cache). A
+// box runs the blocks' test (their number changes once every eight kept: the loop's exit is
+// predicted) and the registers' test, the lanes past the kept masked off, then one branch.
+size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
+                float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
+    const __m256 t = _mm256_set1_ps(th), zero = _mm256_setzero_ps();
+    const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
+    size_t n_kept = 0, blocks = 0, j = 0;
+    for (; j < m && n_kept < max_keep; ++j) {
+        const __m256 by0 = _mm256_broadcast_ss(y0 + j), bx0 = _mm256_broadcast_ss(x0 + j);
+        const __m256 by1 = _mm256_broadcast_ss(y1 + j), bx1 = _mm256_broadcast_ss(x1 + j);
+        const __m256 ba = _mm256_broadcast_ss(area + j);
+        // any_iou_over's operations, lane by lane: the lanes that pass.
+        auto over = [&](__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la) {
+            const __m256 ow = _mm256_sub_ps(_mm256_min_ps(lx1, bx1), _mm256_max_ps(lx0, bx0));
+            const __m256 oh = _mm256_sub_ps(_mm256_min_ps(ly1, by1), _mm256_max_ps(ly0, by0));
+            const __m256 overlap = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
+            const __m256 inter = _mm256_mul_ps(ow, oh);
+            const __m256 uni = _mm256_sub_ps(_mm256_add_ps(la, ba), inter);
+            const __m256 iou = _mm256_and_ps(overlap, _mm256_div_ps(inter, uni));
+            return inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
+        };
+        bool suppressed = false;
+        for (size_t b = 0; b < blocks && !suppressed; ++b) {
+            const float* p = kept + 40 * b;
+            suppressed = _mm256_movemask_ps(over(_mm256_load_ps(p), _mm256_load_ps(p + 8), _mm256_load_ps(p + 16),
+                                                 _mm256_load_ps(p + 24), _mm256_load_ps(p + 32))) != 0;
+        }
+        const size_t in_registers = n_kept - 8 * blocks;
+        if (!suppressed) {
+            const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(in_registers)), lane_index));
+            suppressed = _mm256_movemask_ps(_mm256_and_ps(live, over(ry0, rx0, ry1, rx1, ra))) != 0;
+        }
+        keep[j] = uint8_t(!suppressed);
+        if (suppressed) continue;
+        const __m256 slot = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_set1_epi32(int(in_registers)), lane_index));
+        ry0 = _mm256_blendv_ps(ry0, by0, slot);
+        rx0 = _mm256_blendv_ps(rx0, bx0, slot);
+        ry1 = _mm256_blendv_ps(ry1, by1, slot);
+        rx1 = _mm256_blendv_ps(rx1, bx1, slot);
+        ra = _mm256_blendv_ps(ra, ba, slot);
+        if (++n_kept - 8 * blocks == 8) {
+            float* p = kept + 40 * blocks++;
+            _mm256_store_ps(p, ry0);
+            _mm256_store_ps(p + 8, rx0);
+            _mm256_store_ps(p + 16, ry1);
+            _mm256_store_ps(p + 24, rx1);
+            _mm256_store_ps(p + 32, ra);
+        }
+    }
+    for (; j < m; ++j) keep[j] = 0;
+    return n_kept;
+}
+
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
     size_t i = 0;
     const __m256 z = _mm256_set1_ps(zp), s = _mm256_set1_ps(scale);
@@ -481,7 +540,7 @@ void count_above(const float* s, size_t n, uint32_t* above) {
     }
 }
 
-const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above};
+const Table kAvx2{"avx2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above, nms_list};
 
 }  // namespace
 

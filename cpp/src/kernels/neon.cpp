@@ -300,7 +300,7 @@ size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, siz
     return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above_scalar};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above_scalar, nullptr};
 
 }  // namespace
 
