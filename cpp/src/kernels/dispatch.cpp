@@ -60,16 +60,51 @@ bool cpu_has_avx512vnni() {
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
     return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
 #else
     return false;
 #endif
 }
 
-// The "avx512vnni" level: AVX2's kernels, the window kernel with AVX-512 VNNI.
+// `base` with `own`'s kernels where it has them (own: a partial table, the rest null).
+Table overlay(const Table& base, const Table& own) {
+    auto pick = [](auto mine, auto theirs) { return mine ? mine : theirs; };
+    Table t = base;
+    t.scan_u8 = pick(own.scan_u8, base.scan_u8);
+    t.scan_u16 = pick(own.scan_u16, base.scan_u16);
+    t.scan_f32 = pick(own.scan_f32, base.scan_f32);
+    t.scan_u8_uniform = pick(own.scan_u8_uniform, base.scan_u8_uniform);
+    t.scan_u16_uniform = pick(own.scan_u16_uniform, base.scan_u16_uniform);
+    t.dfl16 = pick(own.dfl16, base.dfl16);
+    t.dfl16_u8 = pick(own.dfl16_u8, base.dfl16_u8);
+    t.dfl16_u8_cells = pick(own.dfl16_u8_cells, base.dfl16_u8_cells);
+    t.any_iou_over = pick(own.any_iou_over, base.any_iou_over);
+    t.probiou_filter = pick(own.probiou_filter, base.probiou_filter);
+    t.probiou_verdicts = pick(own.probiou_verdicts, base.probiou_verdicts);
+    t.probiou_gaussians = pick(own.probiou_gaussians, base.probiou_gaussians);
+    t.enclosing_boxes = pick(own.enclosing_boxes, base.enclosing_boxes);
+    t.dequant_u8 = pick(own.dequant_u8, base.dequant_u8);
+    t.byte_sum = pick(own.byte_sum, base.byte_sum);
+    t.cell_max_u8 = pick(own.cell_max_u8, base.cell_max_u8);
+    t.cell_max_gate_u8 = pick(own.cell_max_gate_u8, base.cell_max_gate_u8);
+    t.cells_at_least_u8 = pick(own.cells_at_least_u8, base.cells_at_least_u8);
+    t.count_above = pick(own.count_above, base.count_above);
+    return t;
+}
+static_assert(sizeof(Table) == sizeof(void*) * 20, "overlay lists every kernel of the table");
+
+// The "avx512vnni" level: AVX2's kernels with avx512.cpp's in their place (the short scans, the
+// NMS test, the rank count), the window kernel with AVX-512 VNNI.
 const Table* avx512vnni_table() {
     static Table slot;
-    static const Table* table = mask_only_level(avx2_table(), mask_avx512vnni_table(), "avx512vnni", slot);
+    static const Table* table = [] {
+        const Table* base = avx2_table();
+        const Table* own = avx512_kernels();
+        if (!base || !own) return static_cast<const Table*>(nullptr);
+        const Table* t = mask_only_level(base, mask_avx512vnni_table(), "avx512vnni", slot);
+        if (t) slot = overlay(slot, *own);
+        return t;
+    }();
     return table;
 }
 

@@ -162,6 +162,9 @@ float exp_neg(float x);
 const Table* sse2_table();   // nullptr where not built
 const Table* avx2_table();
 const Table* neon_table();
+// AVX-512 (F, VL, BW) detection kernels, the rest of the table null: the "avx512vnni" level puts
+// them over AVX2's (dispatch.cpp). nullptr where not built.
+const Table* avx512_kernels();
 
 // The table in use: the best the CPU supports, chosen at first use. HAILO_DECODE_SIMD=scalar
 // (or sse2, avx2, avxvnni, avx512vnni, neon, neondot) forces one, if this build and CPU have it.
