@@ -99,13 +99,23 @@ static void test_thresholds() {
     CHECK(throws([&] { make_class_scorer(fv, {NAN}, true, true); }, "NaN"));
 }
 
-// Every table available on this machine, scalar first.
+// Every level available on this machine, scalar first (kernels::available()'s order): the
+// composite levels too, whose tables put kernels of their own over another's (avx512vnni's
+// detection kernels over AVX2's). The active level is left as it was.
 static std::vector<const kernels::Table*> tables() {
-    std::vector<const kernels::Table*> t{&kernels::scalar_table()};
-    std::string names = kernels::available();
-    for (const kernels::Table* k : {kernels::sse2_table(), kernels::avx2_table(), kernels::neon_table()})
-        if (k && names.find(k->name) != std::string::npos) t.push_back(k);
-    return t;
+    static const std::vector<const kernels::Table*> all = [] {
+        std::vector<const kernels::Table*> t;
+        const std::string before = kernels::active().name, names = kernels::available();
+        for (size_t at = 0; at <= names.size();) {
+            const size_t end = std::min(names.find(',', at), names.size());
+            CHECK(kernels::select(names.substr(at, end - at).c_str()));
+            t.push_back(&kernels::active());
+            at = end + 1;
+        }
+        kernels::select(before.c_str());
+        return t;
+    }();
+    return all;
 }
 
 static uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
@@ -464,6 +474,57 @@ static void test_kernels_agree() {
                 for (const kernels::Table* k : tables())
                     CHECK(k->any_iou_over(&a[0], &a[1], &a[2], &a[3], &area_a, 1, b, area_b, th, inclusive) == want);
             }
+    }
+}
+
+// nms_list (the paths that have it) against a greedy loop over any_iou_over_scalar, on lists
+// built so that many boxes are kept (a grid of disjoint boxes, so the kernels' register and
+// stored blocks both fill) and some later boxes overlap exactly one kept box, at every place in
+// the kept order (a block the kernel skipped or tested twice shows), plus NaN coordinates,
+// threshold 0 (inclusive: every box suppresses) and every cap on the number kept.
+static void test_nms_list() {
+    uint32_t seed = 7;
+    auto rnd = [&](uint32_t m) { return (lcg(seed) >> 8) % m; };
+    for (int trial = 0; trial < 3000; ++trial) {
+        const size_t m = trial < 200 ? size_t(trial % 100) : 1 + rnd(120);
+        std::vector<float> y0(m), x0(m), y1(m), x1(m), area(m);
+        for (size_t j = 0; j < m; ++j) {
+            float cy, cx, h = 1.0f + float(rnd(100)) / 200.0f, w = 1.0f + float(rnd(100)) / 200.0f;
+            if (j > 0 && rnd(3) == 0) {  // near an earlier box: suppressed by it if that one was kept
+                const size_t e = rnd(uint32_t(j));
+                cy = (y0[e] + y1[e]) / 2 + float(rnd(40)) / 100.0f;
+                cx = (x0[e] + x1[e]) / 2 + float(rnd(40)) / 100.0f;
+            } else {  // a cell of its own on a 12 x 12 grid (two boxes may share one)
+                cy = 4.0f * float(rnd(12));
+                cx = 4.0f * float(rnd(12));
+            }
+            y0[j] = cy - h / 2; x0[j] = cx - w / 2; y1[j] = cy + h / 2; x1[j] = cx + w / 2;
+            if (rnd(150) == 0) (rnd(2) ? y1[j] : x0[j]) = NAN;
+            area[j] = (y1[j] - y0[j]) * (x1[j] - x0[j]);
+        }
+        const float th_choices[4] = {0.0f, 0.2f, 0.5f, 0.9f};
+        const float th = th_choices[rnd(4)];
+        const bool inclusive = rnd(2) == 0;
+        const size_t caps[4] = {~size_t(0), 0, 1 + rnd(40), m};
+        const size_t max_keep = caps[rnd(4)];
+        std::vector<uint8_t> want(m, 0);
+        std::vector<float> ky0, kx0, ky1, kx1, ka;
+        for (size_t j = 0; j < m && ky0.size() < max_keep; ++j) {
+            const float b[4] = {y0[j], x0[j], y1[j], x1[j]};
+            if (kernels::any_iou_over_scalar(ky0.data(), kx0.data(), ky1.data(), kx1.data(), ka.data(), ky0.size(), b, area[j],
+                                             th, inclusive))
+                continue;
+            want[j] = 1;
+            ky0.push_back(b[0]); kx0.push_back(b[1]); ky1.push_back(b[2]); kx1.push_back(b[3]); ka.push_back(area[j]);
+        }
+        for (const kernels::Table* k : tables()) {
+            if (!k->nms_list) continue;
+            std::vector<uint8_t> got(m, 2);
+            alignas(32) static float kept[5 * 128];
+            const size_t n_kept = k->nms_list(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), m, th, inclusive,
+                                              max_keep, got.data(), kept);
+            CHECK(got == want && n_kept == ky0.size());
+        }
     }
 }
 
@@ -937,6 +998,7 @@ int main() {
     test_sort_candidates_orders();
     test_nms_caps_and_ties();
     test_suppress_matches_greedy();
+    test_nms_list();
     test_pack();
     test_decoder_end_to_end();
     return report();

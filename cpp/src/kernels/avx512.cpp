@@ -152,6 +152,56 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && hits(__mmask16((1u << (n - i)) - 1), i);
 }
 
+// AVX2's list NMS (avx2.cpp) with sixteen kept boxes in the registers and blocks of sixteen:
+// a class's list of up to 16 kept boxes is one test a candidate, no loop.
+size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
+                float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
+    const __m512 t = _mm512_set1_ps(th), zero = _mm512_setzero_ps();
+    __m512 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
+    size_t n_kept = 0, blocks = 0, j = 0;
+    for (; j < m && n_kept < max_keep; ++j) {
+        const __m512 by0 = _mm512_set1_ps(y0[j]), bx0 = _mm512_set1_ps(x0[j]);
+        const __m512 by1 = _mm512_set1_ps(y1[j]), bx1 = _mm512_set1_ps(x1[j]);
+        const __m512 ba = _mm512_set1_ps(area[j]);
+        // any_iou_over's operations, lane by lane, in the lanes of `live`: those that pass.
+        auto over = [&](__mmask16 live, __m512 ly0, __m512 lx0, __m512 ly1, __m512 lx1, __m512 la) {
+            const __m512 ow = _mm512_sub_ps(_mm512_min_ps(lx1, bx1), _mm512_max_ps(lx0, bx0));
+            const __m512 oh = _mm512_sub_ps(_mm512_min_ps(ly1, by1), _mm512_max_ps(ly0, by0));
+            const __mmask16 overlap = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(ow, zero, _CMP_GT_OQ), oh, zero, _CMP_GT_OQ);
+            const __m512 inter = _mm512_mul_ps(ow, oh);
+            const __m512 uni = _mm512_sub_ps(_mm512_add_ps(la, ba), inter);
+            const __m512 iou = _mm512_maskz_div_ps(overlap, inter, uni);
+            return inclusive ? _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GE_OQ) : _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GT_OQ);
+        };
+        bool suppressed = false;
+        for (size_t b = 0; b < blocks && !suppressed; ++b) {
+            const float* p = kept + 80 * b;
+            suppressed = over(0xFFFF, _mm512_loadu_ps(p), _mm512_loadu_ps(p + 16), _mm512_loadu_ps(p + 32),
+                              _mm512_loadu_ps(p + 48), _mm512_loadu_ps(p + 64)) != 0;
+        }
+        const unsigned in_registers = unsigned(n_kept - 16 * blocks);
+        if (!suppressed) suppressed = over(__mmask16((1u << in_registers) - 1), ry0, rx0, ry1, rx1, ra) != 0;
+        keep[j] = uint8_t(!suppressed);
+        if (suppressed) continue;
+        const __mmask16 slot = __mmask16(1u << in_registers);
+        ry0 = _mm512_mask_mov_ps(ry0, slot, by0);
+        rx0 = _mm512_mask_mov_ps(rx0, slot, bx0);
+        ry1 = _mm512_mask_mov_ps(ry1, slot, by1);
+        rx1 = _mm512_mask_mov_ps(rx1, slot, bx1);
+        ra = _mm512_mask_mov_ps(ra, slot, ba);
+        if (++n_kept - 16 * blocks == 16) {
+            float* p = kept + 80 * blocks++;
+            _mm512_storeu_ps(p, ry0);
+            _mm512_storeu_ps(p + 16, rx0);
+            _mm512_storeu_ps(p + 32, ry1);
+            _mm512_storeu_ps(p + 48, rx1);
+            _mm512_storeu_ps(p + 64, ra);
+        }
+    }
+    for (; j < m; ++j) keep[j] = 0;
+    return n_kept;
+}
+
 // This file's kernels, the rest null (dispatch.cpp fills them from AVX2's table, in code built
 // without AVX-512: nothing of this file runs before the CPU check). Constant-initialized.
 constexpr Table own_kernels() {
@@ -161,6 +211,7 @@ constexpr Table own_kernels() {
     t.cells_at_least_u8 = cells_at_least_u8;
     t.count_above = count_above;
     t.any_iou_over = any_iou_over;
+    t.nms_list = nms_list;
     return t;
 }
 constexpr Table kOwn = own_kernels();

@@ -89,9 +89,10 @@ Table overlay(const Table& base, const Table& own) {
     t.cell_max_gate_u8 = pick(own.cell_max_gate_u8, base.cell_max_gate_u8);
     t.cells_at_least_u8 = pick(own.cells_at_least_u8, base.cells_at_least_u8);
     t.count_above = pick(own.count_above, base.count_above);
+    t.nms_list = pick(own.nms_list, base.nms_list);
     return t;
 }
-static_assert(sizeof(Table) == sizeof(void*) * 20, "overlay lists every kernel of the table");
+static_assert(sizeof(Table) == sizeof(void*) * 21, "overlay lists every kernel of the table");
 
 // The "avx512vnni" level: AVX2's kernels with avx512.cpp's in their place (the short scans, the
 // NMS test, the rank count), the window kernel with AVX-512 VNNI.
