@@ -219,22 +219,29 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
     expectations(ea, eb, out);
 }
 
+// HailoRT's compute_iou test of eight boxes (l*) against one (b*, broadcast), lane by lane: all
+// ones where the IoU passes th. No overlap is an IoU of 0 (so threshold 0, inclusive, passes).
+inline __m256 iou_passes(__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la, __m256 by0, __m256 bx0, __m256 by1,
+                         __m256 bx1, __m256 ba, __m256 t, bool inclusive) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 ow = _mm256_sub_ps(_mm256_min_ps(lx1, bx1), _mm256_max_ps(lx0, bx0));
+    const __m256 oh = _mm256_sub_ps(_mm256_min_ps(ly1, by1), _mm256_max_ps(ly0, by0));
+    const __m256 overlap = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
+    const __m256 inter = _mm256_mul_ps(ow, oh);
+    const __m256 uni = _mm256_sub_ps(_mm256_add_ps(la, ba), inter);
+    const __m256 iou = _mm256_and_ps(overlap, _mm256_div_ps(inter, uni));
+    return inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     const __m256 by0 = _mm256_set1_ps(b[0]), bx0 = _mm256_set1_ps(b[1]), by1 = _mm256_set1_ps(b[2]),
                  bx1 = _mm256_set1_ps(b[3]);
-    const __m256 ba = _mm256_set1_ps(b_area), t = _mm256_set1_ps(th), zero = _mm256_setzero_ps();
-    // Whether any of the `lanes` passes: no overlap is an IoU of 0; in the tail the lanes past n
-    // are left out (their loads were masked, so nothing past the arrays is read).
+    const __m256 ba = _mm256_set1_ps(b_area), t = _mm256_set1_ps(th);
+    // Whether any of the `lanes` passes; in the tail the lanes past n are left out (their loads
+    // were masked, so nothing past the arrays is read).
     auto hits = [&](__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la, __m256 lanes) {
-        const __m256 ow = _mm256_sub_ps(_mm256_min_ps(lx1, bx1), _mm256_max_ps(lx0, bx0));
-        const __m256 oh = _mm256_sub_ps(_mm256_min_ps(ly1, by1), _mm256_max_ps(ly0, by0));
-        const __m256 overlap = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
-        const __m256 inter = _mm256_mul_ps(ow, oh);
-        const __m256 uni = _mm256_sub_ps(_mm256_add_ps(la, ba), inter);
-        const __m256 iou = _mm256_and_ps(overlap, _mm256_div_ps(inter, uni));
-        const __m256 hit = inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
-        return _mm256_movemask_ps(_mm256_and_ps(lanes, hit)) != 0;
+        return _mm256_movemask_ps(_mm256_and_ps(lanes, iou_passes(ly0, lx0, ly1, lx1, la, by0, bx0, by1, bx1, ba, t, inclusive))) != 0;
     };
     const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     size_t i = 0;
@@ -265,15 +272,8 @@ size_t nms_list(const float* y0, const float* x0, const float* y1, const float* 
         const __m256 by0 = _mm256_broadcast_ss(y0 + j), bx0 = _mm256_broadcast_ss(x0 + j);
         const __m256 by1 = _mm256_broadcast_ss(y1 + j), bx1 = _mm256_broadcast_ss(x1 + j);
         const __m256 ba = _mm256_broadcast_ss(area + j);
-        // any_iou_over's operations, lane by lane: the lanes that pass.
         auto over = [&](__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la) {
-            const __m256 ow = _mm256_sub_ps(_mm256_min_ps(lx1, bx1), _mm256_max_ps(lx0, bx0));
-            const __m256 oh = _mm256_sub_ps(_mm256_min_ps(ly1, by1), _mm256_max_ps(ly0, by0));
-            const __m256 overlap = _mm256_and_ps(_mm256_cmp_ps(ow, zero, _CMP_GT_OQ), _mm256_cmp_ps(oh, zero, _CMP_GT_OQ));
-            const __m256 inter = _mm256_mul_ps(ow, oh);
-            const __m256 uni = _mm256_sub_ps(_mm256_add_ps(la, ba), inter);
-            const __m256 iou = _mm256_and_ps(overlap, _mm256_div_ps(inter, uni));
-            return inclusive ? _mm256_cmp_ps(iou, t, _CMP_GE_OQ) : _mm256_cmp_ps(iou, t, _CMP_GT_OQ);
+            return iou_passes(ly0, lx0, ly1, lx1, la, by0, bx0, by1, bx1, ba, t, inclusive);
         };
         bool suppressed = false;
         for (size_t b = 0; b < blocks && !suppressed; ++b) {

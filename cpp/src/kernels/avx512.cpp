@@ -124,6 +124,21 @@ void count_above(const float* s, size_t n, uint32_t* above) {
     }
 }
 
+// HailoRT's compute_iou test of sixteen boxes (l*) against one (b*, broadcast), in the lanes of
+// `live`: the lanes where the IoU passes th. No overlap is an IoU of 0 (a zero-masked division,
+// as compute_iou's early return), so threshold 0, inclusive, passes.
+inline __mmask16 iou_passes(__mmask16 live, __m512 ly0, __m512 lx0, __m512 ly1, __m512 lx1, __m512 la, __m512 by0,
+                            __m512 bx0, __m512 by1, __m512 bx1, __m512 ba, __m512 t, bool inclusive) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 ow = _mm512_sub_ps(_mm512_min_ps(lx1, bx1), _mm512_max_ps(lx0, bx0));
+    const __m512 oh = _mm512_sub_ps(_mm512_min_ps(ly1, by1), _mm512_max_ps(ly0, by0));
+    const __mmask16 overlap = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(ow, zero, _CMP_GT_OQ), oh, zero, _CMP_GT_OQ);
+    const __m512 inter = _mm512_mul_ps(ow, oh);
+    const __m512 uni = _mm512_sub_ps(_mm512_add_ps(la, ba), inter);
+    const __m512 iou = _mm512_maskz_div_ps(overlap, inter, uni);
+    return inclusive ? _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GE_OQ) : _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GT_OQ);
+}
+
 // AVX2's test, sixteen kept boxes a vector and the list's last partial vector as masked loads
 // (lanes past n are neither read nor counted). The IoU of a lane without overlap is 0, as
 // compute_iou's early return: a zero-masked division.
@@ -131,20 +146,11 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
                   const float b[4], float b_area, float th, bool inclusive) {
     const __m512 by0 = _mm512_set1_ps(b[0]), bx0 = _mm512_set1_ps(b[1]), by1 = _mm512_set1_ps(b[2]),
                  bx1 = _mm512_set1_ps(b[3]);
-    const __m512 ba = _mm512_set1_ps(b_area), t = _mm512_set1_ps(th), zero = _mm512_setzero_ps();
+    const __m512 ba = _mm512_set1_ps(b_area), t = _mm512_set1_ps(th);
     auto hits = [&](__mmask16 lanes, size_t i) {
-        const __m512 ly0 = _mm512_maskz_loadu_ps(lanes, y0 + i), lx0 = _mm512_maskz_loadu_ps(lanes, x0 + i);
-        const __m512 ly1 = _mm512_maskz_loadu_ps(lanes, y1 + i), lx1 = _mm512_maskz_loadu_ps(lanes, x1 + i);
-        const __m512 la = _mm512_maskz_loadu_ps(lanes, area + i);
-        const __m512 ow = _mm512_sub_ps(_mm512_min_ps(lx1, bx1), _mm512_max_ps(lx0, bx0));
-        const __m512 oh = _mm512_sub_ps(_mm512_min_ps(ly1, by1), _mm512_max_ps(ly0, by0));
-        const __mmask16 overlap = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(ow, zero, _CMP_GT_OQ), oh, zero, _CMP_GT_OQ);
-        const __m512 inter = _mm512_mul_ps(ow, oh);
-        const __m512 uni = _mm512_sub_ps(_mm512_add_ps(la, ba), inter);
-        const __m512 iou = _mm512_maskz_div_ps(overlap, inter, uni);
-        const __mmask16 hit = inclusive ? _mm512_mask_cmp_ps_mask(lanes, iou, t, _CMP_GE_OQ)
-                                        : _mm512_mask_cmp_ps_mask(lanes, iou, t, _CMP_GT_OQ);
-        return hit != 0;
+        return iou_passes(lanes, _mm512_maskz_loadu_ps(lanes, y0 + i), _mm512_maskz_loadu_ps(lanes, x0 + i),
+                          _mm512_maskz_loadu_ps(lanes, y1 + i), _mm512_maskz_loadu_ps(lanes, x1 + i),
+                          _mm512_maskz_loadu_ps(lanes, area + i), by0, bx0, by1, bx1, ba, t, inclusive) != 0;
     };
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -163,15 +169,8 @@ size_t nms_list(const float* y0, const float* x0, const float* y1, const float* 
         const __m512 by0 = _mm512_set1_ps(y0[j]), bx0 = _mm512_set1_ps(x0[j]);
         const __m512 by1 = _mm512_set1_ps(y1[j]), bx1 = _mm512_set1_ps(x1[j]);
         const __m512 ba = _mm512_set1_ps(area[j]);
-        // any_iou_over's operations, lane by lane, in the lanes of `live`: those that pass.
         auto over = [&](__mmask16 live, __m512 ly0, __m512 lx0, __m512 ly1, __m512 lx1, __m512 la) {
-            const __m512 ow = _mm512_sub_ps(_mm512_min_ps(lx1, bx1), _mm512_max_ps(lx0, bx0));
-            const __m512 oh = _mm512_sub_ps(_mm512_min_ps(ly1, by1), _mm512_max_ps(ly0, by0));
-            const __mmask16 overlap = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(ow, zero, _CMP_GT_OQ), oh, zero, _CMP_GT_OQ);
-            const __m512 inter = _mm512_mul_ps(ow, oh);
-            const __m512 uni = _mm512_sub_ps(_mm512_add_ps(la, ba), inter);
-            const __m512 iou = _mm512_maskz_div_ps(overlap, inter, uni);
-            return inclusive ? _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GE_OQ) : _mm512_mask_cmp_ps_mask(live, iou, t, _CMP_GT_OQ);
+            return iou_passes(live, ly0, lx0, ly1, lx1, la, by0, bx0, by1, bx1, ba, t, inclusive);
         };
         bool suppressed = false;
         for (size_t b = 0; b < blocks && !suppressed; ++b) {
