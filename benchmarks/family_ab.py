@@ -37,8 +37,10 @@ def workload(name: str):
 def main() -> None:
     label = sys.argv[1] if len(sys.argv) > 1 else "build"
     name = sys.argv[2] if len(sys.argv) > 2 else "yolox"
-    if len(sys.argv) > 3 and not _core.select_simd(sys.argv[3]):
-        raise SystemExit(f"SIMD level {sys.argv[3]!r} not available: {hd.simd_info()['available']}")
+    if len(sys.argv) > 3:
+        if sys.argv[3] not in hd.simd_info()["available"]:
+            raise SystemExit(f"SIMD level {sys.argv[3]!r} not available: {hd.simd_info()['available']}")
+        _core.select_simd(sys.argv[3])
     cfg, raw = workload(name)
     dec = hd.Decoder(cfg)
     arrays = [np.ascontiguousarray(raw[o.name]) for o in cfg.outputs]

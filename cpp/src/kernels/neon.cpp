@@ -157,23 +157,33 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
     expectations(e, out);
 }
 
+// HailoRT's compute_iou test of four boxes (l*) against one (b*, broadcast), lane by lane, as the
+// AVX2 kernel: all ones where the IoU passes th; no overlap is an IoU of 0. min/max as the scalar
+// reference and x86's minps/maxps take them: a < b ? a : b (b when either is NaN); vminq/vmaxq
+// return NaN instead, which gave a NaN box another verdict at threshold 0.
+inline uint32x4_t iou_passes(float32x4_t ly0, float32x4_t lx0, float32x4_t ly1, float32x4_t lx1, float32x4_t la,
+                             float32x4_t by0, float32x4_t bx0, float32x4_t by1, float32x4_t bx1, float32x4_t ba,
+                             float32x4_t t, bool inclusive) {
+    auto lesser = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcltq_f32(a, b), a, b); };
+    auto greater = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcgtq_f32(a, b), a, b); };
+    const float32x4_t zero = vdupq_n_f32(0.0f);
+    const float32x4_t ow = vsubq_f32(lesser(lx1, bx1), greater(lx0, bx0));
+    const float32x4_t oh = vsubq_f32(lesser(ly1, by1), greater(ly0, by0));
+    const uint32x4_t overlap = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
+    const float32x4_t inter = vmulq_f32(ow, oh);
+    const float32x4_t uni = vsubq_f32(vaddq_f32(la, ba), inter);
+    const float32x4_t iou = vreinterpretq_f32_u32(vandq_u32(overlap, vreinterpretq_u32_f32(vdivq_f32(inter, uni))));
+    return inclusive ? vcgeq_f32(iou, t) : vcgtq_f32(iou, t);
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     const float32x4_t by0 = vdupq_n_f32(b[0]), bx0 = vdupq_n_f32(b[1]), by1 = vdupq_n_f32(b[2]), bx1 = vdupq_n_f32(b[3]);
-    const float32x4_t ba = vdupq_n_f32(b_area), t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
-    // min/max as the scalar reference and x86's minps/maxps take them: a < b ? a : b (b when either
-    // is NaN); vminq/vmaxq return NaN instead, which gave a NaN box another verdict at threshold 0.
-    auto lesser = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcltq_f32(a, b), a, b); };
-    auto greater = [](float32x4_t a, float32x4_t b) { return vbslq_f32(vcgtq_f32(a, b), a, b); };
-    // Whether any of the `lanes` passes (as the AVX2 kernel): no overlap is an IoU of 0.
+    const float32x4_t ba = vdupq_n_f32(b_area), t = vdupq_n_f32(th);
+    // Whether any of the `lanes` passes.
     auto hits = [&](const float* ly0, const float* lx0, const float* ly1, const float* lx1, const float* la, uint32x4_t lanes) {
-        const float32x4_t ow = vsubq_f32(lesser(vld1q_f32(lx1), bx1), greater(vld1q_f32(lx0), bx0));
-        const float32x4_t oh = vsubq_f32(lesser(vld1q_f32(ly1), by1), greater(vld1q_f32(ly0), by0));
-        const uint32x4_t overlap = vandq_u32(vcgtq_f32(ow, zero), vcgtq_f32(oh, zero));
-        const float32x4_t inter = vmulq_f32(ow, oh);
-        const float32x4_t uni = vsubq_f32(vaddq_f32(vld1q_f32(la), ba), inter);
-        const float32x4_t iou = vreinterpretq_f32_u32(vandq_u32(overlap, vreinterpretq_u32_f32(vdivq_f32(inter, uni))));
-        const uint32x4_t hit = inclusive ? vcgeq_f32(iou, t) : vcgtq_f32(iou, t);
+        const uint32x4_t hit = iou_passes(vld1q_f32(ly0), vld1q_f32(lx0), vld1q_f32(ly1), vld1q_f32(lx1), vld1q_f32(la), by0,
+                                          bx0, by1, bx1, ba, t, inclusive);
         return vmaxvq_u32(vandq_u32(lanes, hit)) != 0;
     };
     size_t i = 0;
@@ -186,6 +196,52 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     const uint32_t lane_index[4] = {0, 1, 2, 3};
     const uint32x4_t lanes = vcltq_u32(vld1q_u32(lane_index), vdupq_n_u32(uint32_t(n - i)));
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
+}
+
+// Greedy NMS of one list (kernels.hpp), as sse2.cpp's: the latest kept boxes (up to four) in
+// registers, each four that fill them stored as one block of five whole vectors and loaded back
+// whole by later boxes; no call or tail copy per box (any_iou_over copies a list's last 1-3
+// boxes into a vector's room on every call).
+size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
+                float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
+    const float32x4_t t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
+    const uint32_t lane_values[4] = {0, 1, 2, 3};
+    const uint32x4_t lane_index = vld1q_u32(lane_values);
+    float32x4_t ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
+    size_t n_kept = 0, blocks = 0, j = 0;
+    for (; j < m && n_kept < max_keep; ++j) {
+        const float32x4_t by0 = vdupq_n_f32(y0[j]), bx0 = vdupq_n_f32(x0[j]), by1 = vdupq_n_f32(y1[j]), bx1 = vdupq_n_f32(x1[j]);
+        const float32x4_t ba = vdupq_n_f32(area[j]);
+        bool suppressed = false;
+        for (size_t b = 0; b < blocks && !suppressed; ++b) {
+            const float* p = kept + 20 * b;
+            suppressed = vmaxvq_u32(iou_passes(vld1q_f32(p), vld1q_f32(p + 4), vld1q_f32(p + 8), vld1q_f32(p + 12),
+                                               vld1q_f32(p + 16), by0, bx0, by1, bx1, ba, t, inclusive)) != 0;
+        }
+        const uint32_t in_registers = uint32_t(n_kept - 4 * blocks);
+        if (!suppressed) {
+            const uint32x4_t live = vcltq_u32(lane_index, vdupq_n_u32(in_registers));
+            suppressed = vmaxvq_u32(vandq_u32(live, iou_passes(ry0, rx0, ry1, rx1, ra, by0, bx0, by1, bx1, ba, t, inclusive))) != 0;
+        }
+        keep[j] = uint8_t(!suppressed);
+        if (suppressed) continue;
+        const uint32x4_t slot = vceqq_u32(lane_index, vdupq_n_u32(in_registers));
+        ry0 = vbslq_f32(slot, by0, ry0);
+        rx0 = vbslq_f32(slot, bx0, rx0);
+        ry1 = vbslq_f32(slot, by1, ry1);
+        rx1 = vbslq_f32(slot, bx1, rx1);
+        ra = vbslq_f32(slot, ba, ra);
+        if (++n_kept - 4 * blocks == 4) {
+            float* p = kept + 20 * blocks++;
+            vst1q_f32(p, ry0);
+            vst1q_f32(p + 4, rx0);
+            vst1q_f32(p + 8, ry1);
+            vst1q_f32(p + 12, rx1);
+            vst1q_f32(p + 16, ra);
+        }
+    }
+    for (; j < m; ++j) keep[j] = 0;
+    return n_kept;
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
@@ -300,7 +356,7 @@ size_t cells_at_least_u8(const uint8_t* const* cells, const uint8_t* limits, siz
     return cells_at_least_u8_bytes(cells, limits, n, channels, out_cell, out_channel);
 }
 
-const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above_scalar, nullptr};
+const Table kNeon{"neon", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above_scalar, nms_list};
 
 }  // namespace
 

@@ -177,18 +177,27 @@ void dfl16_u8(const uint8_t* q, const ExpTable& t, float out[4]) {
     expectations(e, out);
 }
 
+// HailoRT's compute_iou test of four boxes (l*) against one (b*, broadcast), lane by lane, as the
+// AVX2 kernel: all ones where the IoU passes th; no overlap is an IoU of 0.
+inline __m128 iou_passes(__m128 ly0, __m128 lx0, __m128 ly1, __m128 lx1, __m128 la, __m128 by0, __m128 bx0, __m128 by1,
+                         __m128 bx1, __m128 ba, __m128 t, bool inclusive) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 ow = _mm_sub_ps(_mm_min_ps(lx1, bx1), _mm_max_ps(lx0, bx0));
+    const __m128 oh = _mm_sub_ps(_mm_min_ps(ly1, by1), _mm_max_ps(ly0, by0));
+    const __m128 overlap = _mm_and_ps(_mm_cmpgt_ps(ow, zero), _mm_cmpgt_ps(oh, zero));
+    const __m128 inter = _mm_mul_ps(ow, oh);
+    const __m128 iou = _mm_and_ps(overlap, _mm_div_ps(inter, _mm_sub_ps(_mm_add_ps(la, ba), inter)));
+    return inclusive ? _mm_cmpge_ps(iou, t) : _mm_cmpgt_ps(iou, t);
+}
+
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area,
                   size_t n, const float b[4], float b_area, float th, bool inclusive) {
     const __m128 by0 = _mm_set1_ps(b[0]), bx0 = _mm_set1_ps(b[1]), by1 = _mm_set1_ps(b[2]), bx1 = _mm_set1_ps(b[3]);
-    const __m128 ba = _mm_set1_ps(b_area), t = _mm_set1_ps(th), zero = _mm_setzero_ps();
-    // Whether any of the `lanes` passes (as the AVX2 kernel): no overlap is an IoU of 0.
+    const __m128 ba = _mm_set1_ps(b_area), t = _mm_set1_ps(th);
+    // Whether any of the `lanes` passes.
     auto hits = [&](const float* ly0, const float* lx0, const float* ly1, const float* lx1, const float* la, __m128 lanes) {
-        const __m128 ow = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(lx1), bx1), _mm_max_ps(_mm_loadu_ps(lx0), bx0));
-        const __m128 oh = _mm_sub_ps(_mm_min_ps(_mm_loadu_ps(ly1), by1), _mm_max_ps(_mm_loadu_ps(ly0), by0));
-        const __m128 overlap = _mm_and_ps(_mm_cmpgt_ps(ow, zero), _mm_cmpgt_ps(oh, zero));
-        const __m128 inter = _mm_mul_ps(ow, oh);
-        const __m128 iou = _mm_and_ps(overlap, _mm_div_ps(inter, _mm_sub_ps(_mm_add_ps(_mm_loadu_ps(la), ba), inter)));
-        const __m128 hit = inclusive ? _mm_cmpge_ps(iou, t) : _mm_cmpgt_ps(iou, t);
+        const __m128 hit = iou_passes(_mm_loadu_ps(ly0), _mm_loadu_ps(lx0), _mm_loadu_ps(ly1), _mm_loadu_ps(lx1),
+                                      _mm_loadu_ps(la), by0, bx0, by1, bx1, ba, t, inclusive);
         return _mm_movemask_ps(_mm_and_ps(lanes, hit)) != 0;
     };
     const __m128 all = _mm_castsi128_ps(_mm_set1_epi32(-1));
@@ -201,6 +210,51 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     copy_iou_tail(y0, x0, y1, x1, area, i, n, tail);
     const __m128 lanes = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(int(n - i)), _mm_setr_epi32(0, 1, 2, 3)));
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
+}
+
+// Greedy NMS of one list (kernels.hpp), as avx2.cpp's with four lanes: the latest kept boxes (up
+// to four) in registers, each four that fill them stored as one block of five whole vectors and
+// loaded back whole by later boxes; no call, tail copy or store-forwarding wait per box.
+size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
+                float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
+    const __m128 t = _mm_set1_ps(th), zero = _mm_setzero_ps();
+    const __m128i lane_index = _mm_setr_epi32(0, 1, 2, 3);
+    __m128 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
+    size_t n_kept = 0, blocks = 0, j = 0;
+    for (; j < m && n_kept < max_keep; ++j) {
+        const __m128 by0 = _mm_set1_ps(y0[j]), bx0 = _mm_set1_ps(x0[j]), by1 = _mm_set1_ps(y1[j]), bx1 = _mm_set1_ps(x1[j]);
+        const __m128 ba = _mm_set1_ps(area[j]);
+        bool suppressed = false;
+        for (size_t b = 0; b < blocks && !suppressed; ++b) {
+            const float* p = kept + 20 * b;
+            suppressed = _mm_movemask_ps(iou_passes(_mm_load_ps(p), _mm_load_ps(p + 4), _mm_load_ps(p + 8), _mm_load_ps(p + 12),
+                                                    _mm_load_ps(p + 16), by0, bx0, by1, bx1, ba, t, inclusive)) != 0;
+        }
+        const int in_registers = int(n_kept - 4 * blocks);
+        if (!suppressed) {
+            const __m128 live = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(in_registers), lane_index));
+            suppressed = _mm_movemask_ps(_mm_and_ps(live, iou_passes(ry0, rx0, ry1, rx1, ra, by0, bx0, by1, bx1, ba, t, inclusive))) != 0;
+        }
+        keep[j] = uint8_t(!suppressed);
+        if (suppressed) continue;
+        const __m128 slot = _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_set1_epi32(in_registers), lane_index));
+        auto put = [&](__m128 r, __m128 v) { return _mm_or_ps(_mm_and_ps(slot, v), _mm_andnot_ps(slot, r)); };
+        ry0 = put(ry0, by0);
+        rx0 = put(rx0, bx0);
+        ry1 = put(ry1, by1);
+        rx1 = put(rx1, bx1);
+        ra = put(ra, ba);
+        if (++n_kept - 4 * blocks == 4) {
+            float* p = kept + 20 * blocks++;
+            _mm_store_ps(p, ry0);
+            _mm_store_ps(p + 4, rx0);
+            _mm_store_ps(p + 8, ry1);
+            _mm_store_ps(p + 12, rx1);
+            _mm_store_ps(p + 16, ra);
+        }
+    }
+    for (; j < m; ++j) keep[j] = 0;
+    return n_kept;
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
@@ -362,7 +416,7 @@ void count_above(const float* s, size_t n, uint32_t* above) {
     }
 }
 
-const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above, nullptr};
+const Table kSse2{"sse2", scan_u8, scan_u16, scan_f32, scan_u8_uniform, scan_u16_uniform, dfl16, dfl16_u8, dfl16_u8_cells, any_iou_over, probiou_filter, probiou_verdicts, probiou_gaussians, enclosing_boxes, dequant_u8, byte_sum, cell_max_u8, cell_max_gate_u8, cells_at_least_u8, count_above, nms_list};
 
 }  // namespace
 
