@@ -8,6 +8,7 @@
 #include "cells_scan.hpp"
 #include "gate_order.hpp"
 #include "kernels.hpp"
+#include "nms_list.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
 #include "rotated_enclosing.hpp"
@@ -255,56 +256,31 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
                 _mm256_maskload_ps(x1 + i, m), _mm256_maskload_ps(area + i, m), _mm256_castsi256_ps(m));
 }
 
-// Greedy NMS of one list (kernels.hpp). The box under test is checked against the kept ones
-// without a call or a masked tail per box: the latest kept boxes (up to eight) stay in registers,
-// one lane each, and each eight that fill them are stored as one block of five whole vectors,
-// which later boxes load back whole (a load the same size and place as its store forwards from
-// it; a vector load over a kept box's scalar stores would wait for them to reach the cache). A
-// box runs the blocks' test (their number changes once every eight kept: the loop's exit is
-// predicted) and the registers' test, the lanes past the kept masked off, then one branch.
+// Greedy NMS of one list (kernels.hpp; the loop: nms_list.hpp), eight lanes.
+struct ListLanes {
+    using F = __m256;
+    using Mask = __m256;
+    static constexpr size_t kWidth = 8;
+    static F zero() { return _mm256_setzero_ps(); }
+    static F set1(float x) { return _mm256_set1_ps(x); }
+    static F load(const float* p) { return _mm256_load_ps(p); }
+    static void store(float* p, F v) { _mm256_store_ps(p, v); }
+    static Mask all() { return _mm256_castsi256_ps(_mm256_set1_epi32(-1)); }
+    static Mask first(size_t n) {
+        return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+    static Mask slot(size_t n) {
+        return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+    static F put(F r, F v, Mask slot) { return _mm256_blendv_ps(r, v, slot); }
+    static bool any_passes(Mask live, const F l[5], const F b[5], F t, bool inclusive) {
+        return _mm256_movemask_ps(_mm256_and_ps(live, iou_passes(l[0], l[1], l[2], l[3], l[4], b[0], b[1], b[2], b[3], b[4], t, inclusive))) != 0;
+    }
+};
+
 size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
                 float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
-    const __m256 t = _mm256_set1_ps(th), zero = _mm256_setzero_ps();
-    const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
-    size_t n_kept = 0, blocks = 0, j = 0;
-    for (; j < m && n_kept < max_keep; ++j) {
-        const __m256 by0 = _mm256_broadcast_ss(y0 + j), bx0 = _mm256_broadcast_ss(x0 + j);
-        const __m256 by1 = _mm256_broadcast_ss(y1 + j), bx1 = _mm256_broadcast_ss(x1 + j);
-        const __m256 ba = _mm256_broadcast_ss(area + j);
-        auto over = [&](__m256 ly0, __m256 lx0, __m256 ly1, __m256 lx1, __m256 la) {
-            return iou_passes(ly0, lx0, ly1, lx1, la, by0, bx0, by1, bx1, ba, t, inclusive);
-        };
-        bool suppressed = false;
-        for (size_t b = 0; b < blocks && !suppressed; ++b) {
-            const float* p = kept + 40 * b;
-            suppressed = _mm256_movemask_ps(over(_mm256_load_ps(p), _mm256_load_ps(p + 8), _mm256_load_ps(p + 16),
-                                                 _mm256_load_ps(p + 24), _mm256_load_ps(p + 32))) != 0;
-        }
-        const size_t in_registers = n_kept - 8 * blocks;
-        if (!suppressed) {
-            const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(in_registers)), lane_index));
-            suppressed = _mm256_movemask_ps(_mm256_and_ps(live, over(ry0, rx0, ry1, rx1, ra))) != 0;
-        }
-        keep[j] = uint8_t(!suppressed);
-        if (suppressed) continue;
-        const __m256 slot = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_set1_epi32(int(in_registers)), lane_index));
-        ry0 = _mm256_blendv_ps(ry0, by0, slot);
-        rx0 = _mm256_blendv_ps(rx0, bx0, slot);
-        ry1 = _mm256_blendv_ps(ry1, by1, slot);
-        rx1 = _mm256_blendv_ps(rx1, bx1, slot);
-        ra = _mm256_blendv_ps(ra, ba, slot);
-        if (++n_kept - 8 * blocks == 8) {
-            float* p = kept + 40 * blocks++;
-            _mm256_store_ps(p, ry0);
-            _mm256_store_ps(p + 8, rx0);
-            _mm256_store_ps(p + 16, ry1);
-            _mm256_store_ps(p + 24, rx1);
-            _mm256_store_ps(p + 32, ra);
-        }
-    }
-    for (; j < m; ++j) keep[j] = 0;
-    return n_kept;
+    return nms_list_with<ListLanes>(y0, x0, y1, x1, area, m, th, inclusive, max_keep, keep, kept);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {

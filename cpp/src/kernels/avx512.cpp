@@ -11,6 +11,7 @@
 
 #include "cells_scan.hpp"
 #include "kernels.hpp"
+#include "nms_list.hpp"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wall reports as used
 // uninitialized (a false positive of the headers, as in mask_avx512vnni.cpp).
@@ -158,47 +159,28 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return i < n && hits(__mmask16((1u << (n - i)) - 1), i);
 }
 
-// AVX2's list NMS (avx2.cpp) with sixteen kept boxes in the registers and blocks of sixteen:
-// a class's list of up to 16 kept boxes is one test a candidate, no loop.
+// Greedy NMS of one list (kernels.hpp; the loop: nms_list.hpp), sixteen lanes: a class's list of
+// up to 16 kept boxes is one test a candidate, no loop.
+struct ListLanes {
+    using F = __m512;
+    using Mask = __mmask16;
+    static constexpr size_t kWidth = 16;
+    static F zero() { return _mm512_setzero_ps(); }
+    static F set1(float x) { return _mm512_set1_ps(x); }
+    static F load(const float* p) { return _mm512_loadu_ps(p); }  // `kept` is 32-byte aligned, a block 320 bytes
+    static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+    static Mask all() { return 0xFFFF; }
+    static Mask first(size_t n) { return Mask((1u << n) - 1); }
+    static Mask slot(size_t n) { return Mask(1u << n); }
+    static F put(F r, F v, Mask slot) { return _mm512_mask_mov_ps(r, slot, v); }
+    static bool any_passes(Mask live, const F l[5], const F b[5], F t, bool inclusive) {
+        return iou_passes(live, l[0], l[1], l[2], l[3], l[4], b[0], b[1], b[2], b[3], b[4], t, inclusive) != 0;
+    }
+};
+
 size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
                 float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
-    const __m512 t = _mm512_set1_ps(th), zero = _mm512_setzero_ps();
-    __m512 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
-    size_t n_kept = 0, blocks = 0, j = 0;
-    for (; j < m && n_kept < max_keep; ++j) {
-        const __m512 by0 = _mm512_set1_ps(y0[j]), bx0 = _mm512_set1_ps(x0[j]);
-        const __m512 by1 = _mm512_set1_ps(y1[j]), bx1 = _mm512_set1_ps(x1[j]);
-        const __m512 ba = _mm512_set1_ps(area[j]);
-        auto over = [&](__mmask16 live, __m512 ly0, __m512 lx0, __m512 ly1, __m512 lx1, __m512 la) {
-            return iou_passes(live, ly0, lx0, ly1, lx1, la, by0, bx0, by1, bx1, ba, t, inclusive);
-        };
-        bool suppressed = false;
-        for (size_t b = 0; b < blocks && !suppressed; ++b) {
-            const float* p = kept + 80 * b;
-            suppressed = over(0xFFFF, _mm512_loadu_ps(p), _mm512_loadu_ps(p + 16), _mm512_loadu_ps(p + 32),
-                              _mm512_loadu_ps(p + 48), _mm512_loadu_ps(p + 64)) != 0;
-        }
-        const unsigned in_registers = unsigned(n_kept - 16 * blocks);
-        if (!suppressed) suppressed = over(__mmask16((1u << in_registers) - 1), ry0, rx0, ry1, rx1, ra) != 0;
-        keep[j] = uint8_t(!suppressed);
-        if (suppressed) continue;
-        const __mmask16 slot = __mmask16(1u << in_registers);
-        ry0 = _mm512_mask_mov_ps(ry0, slot, by0);
-        rx0 = _mm512_mask_mov_ps(rx0, slot, bx0);
-        ry1 = _mm512_mask_mov_ps(ry1, slot, by1);
-        rx1 = _mm512_mask_mov_ps(rx1, slot, bx1);
-        ra = _mm512_mask_mov_ps(ra, slot, ba);
-        if (++n_kept - 16 * blocks == 16) {
-            float* p = kept + 80 * blocks++;
-            _mm512_storeu_ps(p, ry0);
-            _mm512_storeu_ps(p + 16, rx0);
-            _mm512_storeu_ps(p + 32, ry1);
-            _mm512_storeu_ps(p + 48, rx1);
-            _mm512_storeu_ps(p + 64, ra);
-        }
-    }
-    for (; j < m; ++j) keep[j] = 0;
-    return n_kept;
+    return nms_list_with<ListLanes>(y0, x0, y1, x1, area, m, th, inclusive, max_keep, keep, kept);
 }
 
 // This file's kernels, the rest null (dispatch.cpp fills them from AVX2's table, in code built

@@ -9,6 +9,7 @@
 #include "cells_scan.hpp"
 #include "count_above.hpp"
 #include "kernels.hpp"
+#include "nms_list.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
 #include "rotated_enclosing.hpp"
@@ -198,50 +199,32 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
 }
 
-// Greedy NMS of one list (kernels.hpp), as sse2.cpp's: the latest kept boxes (up to four) in
-// registers, each four that fill them stored as one block of five whole vectors and loaded back
-// whole by later boxes; no call or tail copy per box (any_iou_over copies a list's last 1-3
-// boxes into a vector's room on every call).
+// Greedy NMS of one list (kernels.hpp; the loop: nms_list.hpp), four lanes: no call or tail copy
+// per box (any_iou_over copies a list's last 1-3 boxes into a vector's room on every call).
+struct ListLanes {
+    using F = float32x4_t;
+    using Mask = uint32x4_t;
+    static constexpr size_t kWidth = 4;
+    static uint32x4_t lane_index() {
+        const uint32_t index[4] = {0, 1, 2, 3};
+        return vld1q_u32(index);
+    }
+    static F zero() { return vdupq_n_f32(0.0f); }
+    static F set1(float x) { return vdupq_n_f32(x); }
+    static F load(const float* p) { return vld1q_f32(p); }
+    static void store(float* p, F v) { vst1q_f32(p, v); }
+    static Mask all() { return vdupq_n_u32(~0u); }
+    static Mask first(size_t n) { return vcltq_u32(lane_index(), vdupq_n_u32(uint32_t(n))); }
+    static Mask slot(size_t n) { return vceqq_u32(lane_index(), vdupq_n_u32(uint32_t(n))); }
+    static F put(F r, F v, Mask slot) { return vbslq_f32(slot, v, r); }
+    static bool any_passes(Mask live, const F l[5], const F b[5], F t, bool inclusive) {
+        return vmaxvq_u32(vandq_u32(live, iou_passes(l[0], l[1], l[2], l[3], l[4], b[0], b[1], b[2], b[3], b[4], t, inclusive))) != 0;
+    }
+};
+
 size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
                 float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
-    const float32x4_t t = vdupq_n_f32(th), zero = vdupq_n_f32(0.0f);
-    const uint32_t lane_values[4] = {0, 1, 2, 3};
-    const uint32x4_t lane_index = vld1q_u32(lane_values);
-    float32x4_t ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
-    size_t n_kept = 0, blocks = 0, j = 0;
-    for (; j < m && n_kept < max_keep; ++j) {
-        const float32x4_t by0 = vdupq_n_f32(y0[j]), bx0 = vdupq_n_f32(x0[j]), by1 = vdupq_n_f32(y1[j]), bx1 = vdupq_n_f32(x1[j]);
-        const float32x4_t ba = vdupq_n_f32(area[j]);
-        bool suppressed = false;
-        for (size_t b = 0; b < blocks && !suppressed; ++b) {
-            const float* p = kept + 20 * b;
-            suppressed = vmaxvq_u32(iou_passes(vld1q_f32(p), vld1q_f32(p + 4), vld1q_f32(p + 8), vld1q_f32(p + 12),
-                                               vld1q_f32(p + 16), by0, bx0, by1, bx1, ba, t, inclusive)) != 0;
-        }
-        const uint32_t in_registers = uint32_t(n_kept - 4 * blocks);
-        if (!suppressed) {
-            const uint32x4_t live = vcltq_u32(lane_index, vdupq_n_u32(in_registers));
-            suppressed = vmaxvq_u32(vandq_u32(live, iou_passes(ry0, rx0, ry1, rx1, ra, by0, bx0, by1, bx1, ba, t, inclusive))) != 0;
-        }
-        keep[j] = uint8_t(!suppressed);
-        if (suppressed) continue;
-        const uint32x4_t slot = vceqq_u32(lane_index, vdupq_n_u32(in_registers));
-        ry0 = vbslq_f32(slot, by0, ry0);
-        rx0 = vbslq_f32(slot, bx0, rx0);
-        ry1 = vbslq_f32(slot, by1, ry1);
-        rx1 = vbslq_f32(slot, bx1, rx1);
-        ra = vbslq_f32(slot, ba, ra);
-        if (++n_kept - 4 * blocks == 4) {
-            float* p = kept + 20 * blocks++;
-            vst1q_f32(p, ry0);
-            vst1q_f32(p + 4, rx0);
-            vst1q_f32(p + 8, ry1);
-            vst1q_f32(p + 12, rx1);
-            vst1q_f32(p + 16, ra);
-        }
-    }
-    for (; j < m; ++j) keep[j] = 0;
-    return n_kept;
+    return nms_list_with<ListLanes>(y0, x0, y1, x1, area, m, th, inclusive, max_keep, keep, kept);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {

@@ -7,6 +7,7 @@
 #include "cell_max_tail.hpp"
 #include "cells_scan.hpp"
 #include "kernels.hpp"
+#include "nms_list.hpp"
 #include "probiou_filter.hpp"
 #include "probiou_gaussians.hpp"
 #include "rotated_enclosing.hpp"
@@ -212,49 +213,28 @@ bool any_iou_over(const float* y0, const float* x0, const float* y1, const float
     return hits(tail[0], tail[1], tail[2], tail[3], tail[4], lanes);
 }
 
-// Greedy NMS of one list (kernels.hpp), as avx2.cpp's with four lanes: the latest kept boxes (up
-// to four) in registers, each four that fill them stored as one block of five whole vectors and
-// loaded back whole by later boxes; no call, tail copy or store-forwarding wait per box.
+// Greedy NMS of one list (kernels.hpp; the loop: nms_list.hpp), four lanes: no call or tail copy
+// per box (any_iou_over copies a list's last 1-3 boxes into a vector's room on every call).
+struct ListLanes {
+    using F = __m128;
+    using Mask = __m128;
+    static constexpr size_t kWidth = 4;
+    static F zero() { return _mm_setzero_ps(); }
+    static F set1(float x) { return _mm_set1_ps(x); }
+    static F load(const float* p) { return _mm_load_ps(p); }
+    static void store(float* p, F v) { _mm_store_ps(p, v); }
+    static Mask all() { return _mm_castsi128_ps(_mm_set1_epi32(-1)); }
+    static Mask first(size_t n) { return _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(int(n)), _mm_setr_epi32(0, 1, 2, 3))); }
+    static Mask slot(size_t n) { return _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_set1_epi32(int(n)), _mm_setr_epi32(0, 1, 2, 3))); }
+    static F put(F r, F v, Mask slot) { return _mm_or_ps(_mm_and_ps(slot, v), _mm_andnot_ps(slot, r)); }
+    static bool any_passes(Mask live, const F l[5], const F b[5], F t, bool inclusive) {
+        return _mm_movemask_ps(_mm_and_ps(live, iou_passes(l[0], l[1], l[2], l[3], l[4], b[0], b[1], b[2], b[3], b[4], t, inclusive))) != 0;
+    }
+};
+
 size_t nms_list(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
                 float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept) {
-    const __m128 t = _mm_set1_ps(th), zero = _mm_setzero_ps();
-    const __m128i lane_index = _mm_setr_epi32(0, 1, 2, 3);
-    __m128 ry0 = zero, rx0 = zero, ry1 = zero, rx1 = zero, ra = zero;  // the register block
-    size_t n_kept = 0, blocks = 0, j = 0;
-    for (; j < m && n_kept < max_keep; ++j) {
-        const __m128 by0 = _mm_set1_ps(y0[j]), bx0 = _mm_set1_ps(x0[j]), by1 = _mm_set1_ps(y1[j]), bx1 = _mm_set1_ps(x1[j]);
-        const __m128 ba = _mm_set1_ps(area[j]);
-        bool suppressed = false;
-        for (size_t b = 0; b < blocks && !suppressed; ++b) {
-            const float* p = kept + 20 * b;
-            suppressed = _mm_movemask_ps(iou_passes(_mm_load_ps(p), _mm_load_ps(p + 4), _mm_load_ps(p + 8), _mm_load_ps(p + 12),
-                                                    _mm_load_ps(p + 16), by0, bx0, by1, bx1, ba, t, inclusive)) != 0;
-        }
-        const int in_registers = int(n_kept - 4 * blocks);
-        if (!suppressed) {
-            const __m128 live = _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(in_registers), lane_index));
-            suppressed = _mm_movemask_ps(_mm_and_ps(live, iou_passes(ry0, rx0, ry1, rx1, ra, by0, bx0, by1, bx1, ba, t, inclusive))) != 0;
-        }
-        keep[j] = uint8_t(!suppressed);
-        if (suppressed) continue;
-        const __m128 slot = _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_set1_epi32(in_registers), lane_index));
-        auto put = [&](__m128 r, __m128 v) { return _mm_or_ps(_mm_and_ps(slot, v), _mm_andnot_ps(slot, r)); };
-        ry0 = put(ry0, by0);
-        rx0 = put(rx0, bx0);
-        ry1 = put(ry1, by1);
-        rx1 = put(rx1, bx1);
-        ra = put(ra, ba);
-        if (++n_kept - 4 * blocks == 4) {
-            float* p = kept + 20 * blocks++;
-            _mm_store_ps(p, ry0);
-            _mm_store_ps(p + 4, rx0);
-            _mm_store_ps(p + 8, ry1);
-            _mm_store_ps(p + 12, rx1);
-            _mm_store_ps(p + 16, ra);
-        }
-    }
-    for (; j < m; ++j) keep[j] = 0;
-    return n_kept;
+    return nms_list_with<ListLanes>(y0, x0, y1, x1, area, m, th, inclusive, max_keep, keep, kept);
 }
 
 void dequant_u8(const uint8_t* src, size_t n, float zp, float scale, float* dst) {
