@@ -96,6 +96,26 @@ namespace {
 
 constexpr uint32_t kNoStart = ~uint32_t(0);
 
+// A box as the IoU kernels take it, (y0, x0, y1, x1) whatever the output order, and its area.
+template <bool kYxyx>
+inline float canonical(const Box& b, float canon[4]) {
+    canon[0] = b.v[kYxyx ? 0 : 1];
+    canon[1] = b.v[kYxyx ? 1 : 0];
+    canon[2] = b.v[kYxyx ? 2 : 3];
+    canon[3] = b.v[kYxyx ? 3 : 2];
+    return (canon[2] - canon[0]) * (canon[3] - canon[1]);
+}
+
+// A kept candidate's output record, in place (a braced temporary would be copied whole).
+inline void output(const Candidate& c, const Box& b, std::vector<Detection>& out) {
+    Detection& det = out.emplace_back();
+    for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
+    det.score = c.score;
+    det.class_id = c.class_id;
+    det.head = b.head;
+    det.cell = b.cell;
+}
+
 template <bool kYxyx>
 void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box>& boxes, const Settings& s,
                  int num_classes, NmsWorkspace& ws, std::vector<Detection>& out) {
@@ -175,16 +195,15 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         uint32_t* const slot_of = ws.slot.data();
         uint8_t* const keep = ws.keep.data();
         for (size_t i = 0; i < n; ++i) {
-            const Box& b = box_at[sorted[i].box];
             const size_t list = agnostic ? 0 : size_t(sorted[i].class_id);
             const uint32_t slot = list_start[list] + list_count[list]++;
             slot_of[i] = slot;
-            const float by0 = b.v[kYxyx ? 0 : 1], bx0 = b.v[kYxyx ? 1 : 0], by1 = b.v[kYxyx ? 2 : 3], bx1 = b.v[kYxyx ? 3 : 2];
-            ay0[slot] = by0;
-            ax0[slot] = bx0;
-            ay1[slot] = by1;
-            ax1[slot] = bx1;
-            a_area[slot] = (by1 - by0) * (bx1 - bx0);
+            float canon[4];
+            a_area[slot] = canonical<kYxyx>(box_at[sorted[i].box], canon);
+            ay0[slot] = canon[0];
+            ax0[slot] = canon[1];
+            ay1[slot] = canon[2];
+            ax1[slot] = canon[3];
         }
         size_t longest = 0;
         for (size_t j = 0; j < reset.n_lists; ++j) longest = std::max(longest, size_t(list_count[ws.lists[j]]));
@@ -205,13 +224,7 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
             if (capped_class && output_of_class[cls] >= max_per_class) continue;
             ++output_of_class[cls];
             ++total;
-            const Box& b = box_at[c.box];
-            Detection& det = out.emplace_back();
-            for (int q = 0; q < 4; ++q) det.box[q] = b.v[q];
-            det.score = c.score;
-            det.class_id = c.class_id;
-            det.head = b.head;
-            det.cell = b.cell;
+            output(c, box_at[c.box], out);
         }
         return;
     }
@@ -224,8 +237,8 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         // Agnostic: it may still suppress boxes of other classes, so it goes through NMS.
         if (class_full && !agnostic) continue;
         const Box& b = box_at[c.box];
-        const float canon[4] = {b.v[kYxyx ? 0 : 1], b.v[kYxyx ? 1 : 0], b.v[kYxyx ? 2 : 3], b.v[kYxyx ? 3 : 2]};
-        const float area = (canon[2] - canon[0]) * (canon[3] - canon[1]);
+        float canon[4];
+        const float area = canonical<kYxyx>(b, canon);
         const size_t list = agnostic ? 0 : cls;
         const size_t first = list_start[list], n_kept = list_count[list];
         const float *y0 = ay0 + first, *x0 = ax0 + first, *y1 = ay1 + first, *x1 = ax1 + first, *ka = a_area + first;
@@ -246,12 +259,7 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         if (class_full) continue;
         ++output_of_class[cls];
         ++total;
-        Detection& det = out.emplace_back();  // in place: a braced temporary would be copied whole
-        for (int j = 0; j < 4; ++j) det.box[j] = b.v[j];
-        det.score = c.score;
-        det.class_id = c.class_id;
-        det.head = b.head;
-        det.cell = b.cell;
+        output(c, b, out);
     }
 }
 

@@ -141,8 +141,7 @@ inline __mmask16 iou_passes(__mmask16 live, __m512 ly0, __m512 lx0, __m512 ly1, 
 }
 
 // AVX2's test, sixteen kept boxes a vector and the list's last partial vector as masked loads
-// (lanes past n are neither read nor counted). The IoU of a lane without overlap is 0, as
-// compute_iou's early return: a zero-masked division.
+// (lanes past n are neither read nor counted).
 bool any_iou_over(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t n,
                   const float b[4], float b_area, float th, bool inclusive) {
     const __m512 by0 = _mm512_set1_ps(b[0]), bx0 = _mm512_set1_ps(b[1]), by1 = _mm512_set1_ps(b[2]),
