@@ -520,7 +520,7 @@ static void test_nms_list() {
         for (const kernels::Table* k : tables()) {
             if (!k->nms_list) continue;
             std::vector<uint8_t> got(m, 2);
-            alignas(32) static float kept[5 * 128];
+            alignas(64) static float kept[5 * 128];
             const size_t n_kept = k->nms_list(y0.data(), x0.data(), y1.data(), x1.data(), area.data(), m, th, inclusive,
                                               max_keep, got.data(), kept);
             CHECK(got == want && n_kept == ky0.size());

@@ -166,8 +166,8 @@ struct ListLanes {
     static constexpr size_t kWidth = 16;
     static F zero() { return _mm512_setzero_ps(); }
     static F set1(float x) { return _mm512_set1_ps(x); }
-    static F load(const float* p) { return _mm512_loadu_ps(p); }  // `kept` is 32-byte aligned, a block 320 bytes
-    static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+    static F load(const float* p) { return _mm512_load_ps(p); }  // `kept` is 64-byte aligned, a block 320 bytes
+    static void store(float* p, F v) { _mm512_store_ps(p, v); }
     static Mask all() { return 0xFFFF; }
     static Mask first(size_t n) { return Mask((1u << n) - 1); }
     static Mask slot(size_t n) { return Mask(1u << n); }

@@ -11,8 +11,8 @@
 // lanes past the kept left out, then one branch.
 //
 // V provides: F (a vector of W floats), Mask (a set of lanes), kWidth; zero(), set1(x), load(p)
-// and store(p, v) (p aligned to the vector for SSE2/AVX2/NEON: `kept` is 32-byte aligned and a
-// block is 5 W floats); all() and first(n) (lanes [0, n), n < W); slot(n) (lane n) and put(r, v,
+// and store(p, v) (p aligned to the vector: `kept` is 64-byte aligned and a block is 5 W
+// floats); all() and first(n) (lanes [0, n), n < W); slot(n) (lane n) and put(r, v,
 // slot) (r with lane `slot` replaced by v's); any_passes(live, l[5], b[5], t, inclusive): whether
 // a lane of `live` has l's IoU with b passing th, with any_iou_over's operations, lane by lane.
 #pragma once
