@@ -170,7 +170,7 @@ static void test_kernels_agree() {
     // (sanitizer builds).
     for (size_t channels : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 80u, 96u, 100u, 128u, 129u, 161u}) {
         for (size_t pitch : {channels, channels + 3}) {
-            for (size_t n : {0u, 1u, 7u, 8u, 9u, 16u, 17u, 80u}) {
+            for (size_t n : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 80u}) {
                 std::vector<uint8_t> buf(n ? (n - 1) * pitch + channels : 0);
                 for (uint8_t& b : buf) b = uint8_t(lcg(seed) >> 26);  // 0..63: low, so a planted 255 stands out
                 std::vector<uint8_t> want(n), got(n + 8);
