@@ -215,7 +215,7 @@ AnchorHeads::BoxForm AnchorHeads::box_form(const Head& h) const {
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes) {
+inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float b[4], Box& out) {
     // b: HailoRT's normalized (y_min, x_min, y_max, x_max), or the repository's pixel (x1, y1, x2, y2).
     float y0, x0, y1, x1;
     if (f.hailort) {
@@ -229,7 +229,6 @@ inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float
             y0 /= f.image_h; y1 /= f.image_h; x0 /= f.image_w; x1 /= f.image_w;
         }
     }
-    Box& out = boxes.emplace_back();
     if (f.yxyx) {
         out.v[0] = y0; out.v[1] = x0; out.v[2] = y1; out.v[3] = x1;
     } else {
@@ -237,6 +236,10 @@ inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float
     }
     out.head = f.head;
     out.cell = uint32_t(row) * f.width + uint32_t(col);
+}
+
+inline void AnchorHeads::put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes) {
+    put_box(f, row, col, b, boxes.emplace_back());
 }
 
 inline void AnchorHeads::store_box(const Head& h, int row, int col, const float b[4], ScratchVector<Box>& boxes) const {
@@ -434,28 +437,41 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     float objectness[kBatch];
     uint32_t hit_cell[kBatch * 256], hit_class[kBatch * 256];
     size_t n = 0;
+    // Candidates and boxes are written through pointers into room made for the batch's most (a
+    // candidate per hit, a box per cell), which is then cut to what was written: emplace_back
+    // would load and store each vector's end every time, a chain through memory.
     auto flush = [&] {
         const size_t found = k.cells_at_least_u8(cells, cuts, n, nc, hit_cell, hit_class);
+        const size_t c0 = candidates.size(), b0 = boxes.size();
+        candidates.resize(c0 + found);
+        boxes.resize(b0 + n);
+        Candidate* const cand = candidates.data() + c0;
+        Box* const box = boxes.data() + b0;
+        size_t n_cand = 0, n_box = 0;
         for (size_t j = 0; j < found;) {
             const size_t i = hit_cell[j];
-            const uint32_t box_index = uint32_t(boxes.size());
+            const uint32_t box_index = uint32_t(b0 + n_box);
             const uint8_t* bytes = cells[i];
-            bool any = false;
+            const size_t cell_first = n_cand;
             for (; j < found && hit_cell[j] == i; ++j) {
                 const int c = int(hit_class[j]);
                 const float score = cls_lut[bytes[c]] * objectness[i];
-                if (!score_passes(score, thresholds[c], inclusive)) continue;
-                add_candidate(candidates, score, c, box_index);
-                any = true;
+                Candidate& out = cand[n_cand];  // written whether it passes or not; kept if it does
+                out.score = score;
+                out.class_id = c;
+                out.box = box_index;
+                n_cand += size_t(score_passes(score, thresholds[c], inclusive));
             }
-            if (!any) continue;  // a passing objectness with no passing class costs no box
+            if (n_cand == cell_first) continue;  // a passing objectness with no passing class costs no box
             const int row = rows[i], col = cols[i];
             const uint8_t* r = reg + size_t(row) * reg_row_stride + size_t(col) * reg_col_stride;
             float b[4];
             yolox_corners(form, row, col, reg_lut[r[r_off[0]]], reg_lut[reg_lut_stride + r[r_off[1]]], size_w[r[r_off[2]]],
                           size_h[r[r_off[3]]], b);
-            put_box(form, row, col, b, boxes);
+            put_box(form, row, col, b, box[n_box++]);
         }
+        candidates.resize(c0 + n_cand);
+        boxes.resize(b0 + n_box);
         n = 0;
     };
     yolox_gate(h, obj, [&](int row, int col, size_t o) {

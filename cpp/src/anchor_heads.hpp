@@ -99,6 +99,7 @@ private:
     BoxForm box_form(const Head& h) const;
     static void yolox_corners(const BoxForm& f, int row, int col, float tx, float ty, float w, float hh, float b[4]);
     static void put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes);
+    static void put_box(const BoxForm& f, int row, int col, const float b[4], Box& out);  // in place
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
     // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
     // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is
