@@ -35,12 +35,13 @@ bool place_by_rank(const ScratchVector<Candidate>& c, bool hailort_sort, uint32_
     const size_t m = (n + 7) & ~size_t(7);
     for (size_t i = 0; i < m; ++i) s[i] = i < n ? c[i].score : -std::numeric_limits<float>::infinity();
     kernels::active().count_above(s, n, place);  // place has room for kRankMax, a multiple of 8
-    uint64_t taken[kRankMax / 64] = {};  // places counted: equal scores count to one place
-    for (size_t i = 0; i < n; ++i) taken[place[i] / 64] |= uint64_t(1) << (place[i] % 64);
-    size_t places = 0;
-    for (uint64_t t : taken)
-        for (; t; t &= t - 1) ++places;
-    if (places == n) return true;  // n places: no two scores equal
+    // No two scores equal (and none NaN) exactly when the places are 0 .. n-1, which is exactly when
+    // they add up to n (n - 1) / 2: equal scores share their group's first place, and a NaN has
+    // place 0 and counts above no other, so either makes the sum smaller. (A bitset of the places
+    // taken, or-ed one place after another, waited on its own stores.)
+    size_t sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += place[i];
+    if (sum == n * (n - 1) / 2) return true;
     if (hailort_sort && n > 16) return false;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = 0; j < i; ++j) place[i] += uint32_t(s[j] == s[i]);
@@ -157,17 +158,25 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
     // Each list's candidates counted in four partial counts (candidate i in count i % 4): one
     // count incremented candidate after candidate waits for its last store (a frame's candidates
     // are mostly of one or a few classes).
+    // The same pass notes each list at its first candidate (its start, unset until then, marks it
+    // seen); the starts are then laid out list by list.
     uint32_t* const tally = ws.tally.data();
-    for (size_t i = 0; i < n; ++i) ++tally[4 * list_of(i) + (i & 3)];
-    uint32_t at = 0;
+    uint32_t* const first_seen = ws.start.data();
     for (size_t i = 0; i < n; ++i) {
         const size_t l = list_of(i);
-        if (ws.start[l] != kNoStart) continue;
+        ++tally[4 * l + (i & 3)];
+        if (first_seen[l] == kNoStart) {
+            first_seen[l] = 0;
+            ws.lists[reset.n_lists++] = uint32_t(l);
+        }
+    }
+    uint32_t at = 0;
+    for (size_t j = 0; j < reset.n_lists; ++j) {
+        const size_t l = ws.lists[j];
         ws.start[l] = at;
         uint32_t* t = tally + 4 * l;
         at += (t[0] + t[1]) + (t[2] + t[3]);
         t[0] = t[1] = t[2] = t[3] = 0;
-        ws.lists[reset.n_lists++] = uint32_t(l);
     }
     for (auto* v : {&ws.y0, &ws.x0, &ws.y1, &ws.x1, &ws.area})
         if (v->size() < n) v->resize(n);
