@@ -440,7 +440,9 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     // Candidates and boxes are written through pointers into room made for the batch's most (a
     // candidate per hit, a box per cell), which is then cut to what was written: emplace_back
     // would load and store each vector's end every time, a chain through memory.
-    auto flush = [&] {
+    // The batch's count is handed to the flush, not captured: captured by reference it would live
+    // in memory, and each passing cell's increment would wait on the one before.
+    auto flush = [&](const size_t n) {
         const size_t found = k.cells_at_least_u8(cells, cuts, n, nc, hit_cell, hit_class);
         const size_t c0 = candidates.size(), b0 = boxes.size();
         candidates.resize(c0 + found);
@@ -472,7 +474,6 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
         }
         candidates.resize(c0 + n_cand);
         boxes.resize(b0 + n_box);
-        n = 0;
     };
     yolox_gate(h, obj, [&](int row, int col, size_t o) {
         const int32_t cut = cut_of[obj[o]];
@@ -482,9 +483,12 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
         rows[n] = row;
         cols[n] = col;
         objectness[n] = obj_lut[obj[o]];
-        if (++n == kBatch) flush();
+        if (++n == kBatch) {
+            flush(n);
+            n = 0;
+        }
     });
-    if (n) flush();
+    if (n) flush(n);
 }
 
 template <typename T>
