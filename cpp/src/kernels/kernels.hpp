@@ -148,10 +148,10 @@ struct Table {
     // Greedy NMS of one list: m boxes in score order (structure of arrays y0, x0, y1, x1, area),
     // box j kept unless a kept box before it passes any_iou_over's test with it (the same bits:
     // each lane does its operations); once max_keep are kept the rest are not. keep[j] = 1 when
-    // kept, else 0; returns the number kept. `kept`: room for 5 x (m rounded up to 8) floats, 64-byte
-    // aligned (AVX-512's whole vectors), where the kernel keeps its kept boxes. Null where a path has none (scalar):
-    // nms.cpp then tests each candidate with any_iou_over against its list's kept boxes, the same
-    // result.
+    // kept, else 0; returns the number kept. `kept`: room for 5 x (m rounded up to 8) floats,
+    // 64-byte aligned (AVX-512's whole vectors), where the kernel keeps its kept boxes. Null where
+    // a path has none (scalar): nms.cpp then tests each candidate with any_iou_over against its
+    // list's kept boxes, the same result.
     size_t (*nms_list)(const float* y0, const float* x0, const float* y1, const float* x1, const float* area, size_t m,
                        float th, bool inclusive, size_t max_keep, uint8_t* keep, float* kept);
 };
