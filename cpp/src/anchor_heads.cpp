@@ -24,11 +24,14 @@ const TensorView& view_at(const std::vector<TensorView>& views, int index, const
 
 // Field by field: a braced temporary is built on the stack and read back whole (a
 // store-forwarding stall per candidate).
-inline void add_candidate(ScratchVector<Candidate>& candidates, float score, int c, uint32_t box) {
-    Candidate& cand = candidates.emplace_back();
+inline void put_candidate(Candidate& cand, float score, int c, uint32_t box) {
     cand.score = score;
     cand.class_id = c;
     cand.box = box;
+}
+
+inline void add_candidate(ScratchVector<Candidate>& candidates, float score, int c, uint32_t box) {
+    put_candidate(candidates.emplace_back(), score, c, box);
 }
 
 template <typename T>
@@ -458,10 +461,7 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
             for (; j < found && hit_cell[j] == i; ++j) {
                 const int c = int(hit_class[j]);
                 const float score = cls_lut[bytes[c]] * objectness[i];
-                Candidate& out = cand[n_cand];  // written whether it passes or not; kept if it does
-                out.score = score;
-                out.class_id = c;
-                out.box = box_index;
+                put_candidate(cand[n_cand], score, c, box_index);  // written whether it passes; kept if it does
                 n_cand += size_t(score_passes(score, thresholds[c], inclusive));
             }
             if (n_cand == cell_first) continue;  // a passing objectness with no passing class costs no box

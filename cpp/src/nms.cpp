@@ -206,7 +206,7 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         uint32_t* const slot_of = ws.slot.data();
         uint8_t* const keep = ws.keep.data();
         for (size_t i = 0; i < n; ++i) {
-            const size_t list = agnostic ? 0 : size_t(sorted[i].class_id);
+            const size_t list = list_of(i);
             const uint32_t slot = list_start[list] + list_count[list]++;
             slot_of[i] = slot;
             float canon[4];
@@ -232,22 +232,20 @@ void suppress_in(const ScratchVector<Candidate>& sorted, const ScratchVector<Box
         }
         // No total cap can bind here (n <= max_total). Class-aware, a list is one class and the
         // kernel stopped it at max_per_class kept, so every kept candidate is output without the
-        // per-class count, whose load-increment-store, one class after another, is a chain through
-        // memory (a store forwarded to the next load: measured 0.1 us of the dense YOLOX frame's
-        // 77 candidates). Agnostic, the classes' caps apply here.
-        // The records are written through a pointer, each at the next place whether kept or not
-        // (the place moves on when kept): emplace_back reloads and stores the vector's end every
-        // record, another chain through memory.
+        // per-class count (a load-increment-store per record). Agnostic, the classes' caps apply
+        // below. The records are written through a pointer, each at the next place whether kept
+        // or not (the place moves on when kept): emplace_back reloads and stores the vector's end
+        // every record, a chain through memory.
         if (!(capped_class && agnostic)) {
             const size_t first_out = out.size();
             out.resize(first_out + n);
             Detection* const d = out.data() + first_out;
-            size_t k = 0;
+            size_t n_out = 0;
             for (size_t i = 0; i < n; ++i) {
-                fill(sorted[i], box_at[sorted[i].box], d[k]);
-                k += keep[slot_of[i]];
+                fill(sorted[i], box_at[sorted[i].box], d[n_out]);
+                n_out += keep[slot_of[i]];
             }
-            out.resize(first_out + k);
+            out.resize(first_out + n_out);
             return;
         }
         for (size_t i = 0; i < n; ++i) {
