@@ -12,7 +12,7 @@ from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, Out
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from .hef import HefError, HefMismatchWarning, read_hef
-from .hailort import HefQuantizationWarning  # importing hailort binds DecoderConfig.from_hailo and the Decoder's HailoRT calls
+from .hailort import HefQuantizationWarning
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,6 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Unio
 
 import numpy as np
 
-from ._entry_points import lookup
 from .heads import TASKS, ULTRALYTICS_MAX_WH, AnchorHead, Head, YoloxHead
 from .outputs import OutputInfo
 from .pairing import (_anchor_family_layout, _check_seg, _check_task_outputs, _find_proto, _head_family, _head_repr,
@@ -387,13 +386,17 @@ class DecoderConfig:
         """From a .hef file read without HailoRT (hailo_decode.hef): outputs, quantization and,
         when the HEF has a YOLOv8 NMS op, its heads, thresholds and image size. device_buffers=True
         describes raw device buffers (device order, padded shape) instead of vstream buffers."""
-        return lookup("config.from_hef")(source, network_group, device_buffers=device_buffers, **settings)
+        # Upward import (hef sits above config): the HEF reader builds configs, so it needs config.
+        from .hef import config_from_hef
+        return config_from_hef(source, network_group, device_buffers=device_buffers, **settings)
 
     @classmethod
     def from_hailo(cls, obj: Any, nms_json: Any = None, **kwargs: Any) -> "DecoderConfig":
         """From live HailoRT objects (a hailo_platform HEF, configured network group, InferModel or
         ConfiguredInferModel); see hailo_decode.hailort.config_from_hailo for the options."""
-        return lookup("config.from_hailo")(obj, nms_json, **kwargs)
+        # Upward import (hailort sits above config): the HailoRT adapters build configs from live objects.
+        from .hailort import config_from_hailo
+        return config_from_hailo(obj, nms_json, **kwargs)
 
 
 def end2end_choice(config: "DecoderConfig") -> Tuple[bool, str]:

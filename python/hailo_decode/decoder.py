@@ -8,7 +8,6 @@ from typing import Any, List, Mapping, Optional, Tuple, Union, cast
 import numpy as np
 
 from . import _core
-from ._entry_points import lookup
 from .config import AnchorHead, DecoderConfig, OutputInfo, YoloxHead
 from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
@@ -281,15 +280,19 @@ class Decoder:
         flat[len(frames) * size:] = 0
         return out
 
-    # -- HailoRT integration: hailo_decode.hailort binds these (it imports hailo_platform lazily) --
+    # -- HailoRT integration: the work lives in hailo_decode.hailort (which imports hailo_platform lazily) --
     def decode_vstreams(self, output_vstreams) -> Detections:
         """Receive one frame from each OutputVStream (recv()) and decode it."""
-        return lookup("decoder.decode_vstreams")(self, output_vstreams)
+        # Upward import (hailort sits above decoder): the HailoRT adapters wrap a Decoder.
+        from .hailort import decode_vstreams
+        return decode_vstreams(self, output_vstreams)
 
     def make_bindings(self, configured_infer_model, **kwargs):
         """Allocate each output array once and bind it to an InferModel; the returned object's
         decode() reads those arrays in place after run / run_async (hailort.make_bindings)."""
-        return lookup("decoder.make_bindings")(self, configured_infer_model, **kwargs)
+        # Upward import (hailort sits above decoder): the HailoRT adapters wrap a Decoder.
+        from .hailort import make_bindings
+        return make_bindings(self, configured_infer_model, **kwargs)
 
     def diagnose(self, raw: Frames) -> List[dict]:
         """Per output: share of values pinned at the quantized minimum and maximum, the dequantized

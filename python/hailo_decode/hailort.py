@@ -46,7 +46,6 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union, c
 
 import numpy as np
 
-from ._entry_points import bind
 from .config import DecoderConfig, OutputInfo
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms
@@ -793,6 +792,3 @@ def make_bindings(decoder: Optional[Decoder], configured_infer_model: Any, *, in
 
 # The entry points on the lower floors (DecoderConfig.from_hailo, Decoder.decode_vstreams and
 # Decoder.make_bindings) call these; config and decoder do not import this module.
-bind("config.from_hailo", config_from_hailo)
-bind("decoder.decode_vstreams", decode_vstreams)
-bind("decoder.make_bindings", make_bindings)

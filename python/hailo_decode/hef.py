@@ -33,7 +33,6 @@ import zlib
 from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._entry_points import bind
 from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice, task_decode_choice
 
 __all__ = [
@@ -1349,4 +1348,3 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     return config
 
 
-bind("config.from_hef", config_from_hef)  # DecoderConfig.from_hef (config imports nothing above it)
