@@ -19,6 +19,7 @@
 #include "hailo_decode/pack_by_score.hpp"
 #include "hailo_decode/bbox_only.hpp"
 #include "masks.hpp"
+#include "setup.hpp"
 #include "../src/kernels/kernels.hpp"
 #include "../src/rotated_nms.hpp"
 
@@ -334,6 +335,8 @@ PYBIND11_MODULE(_native, m) {
              "keypoint or angle outputs.");
 
     hailo_decode_bindings::bind_masks(m);
+    hailo_decode_bindings::bind_setup(m);
+    hailo_decode_bindings::bind_pairing(m);
     m.def("pack_hailo_nms_by_class", &pack, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
           py::arg("num_classes"), py::arg("max_per_class"), py::arg("out"));
     m.def("probiou", [](py::array_t<float, py::array::c_style | py::array::forcecast> a,

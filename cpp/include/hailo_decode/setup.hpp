@@ -1,0 +1,129 @@
+// Setting up a Decoder from what a user says: DecoderConfig's named settings and model options,
+// the two presets, the check of every value, the pairing of outputs into heads, and the DFC /
+// Model Zoo NMS JSON. One implementation, read by the Python package (DecoderConfig, through the
+// binding) and by the TAPPAS plugin (its JSON config file) alike.
+//
+//   json::Value doc = json::parse(text);
+//   setup::Options opt = setup::read_options(doc, "config.json");   // every key and value checked
+//   Config cfg = setup::make_config(outputs, opt);                   // paired, checked, ready
+//   Decoder dec(cfg);
+//
+// Every failure is a std::invalid_argument whose message names the key or output, what it must be
+// and what it got (prefixed with `where` when one is given).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hailo_decode/json.hpp"
+#include "hailo_decode/types.hpp"
+
+namespace hailo_decode::setup {
+
+// One output as pairing sees it: its name and logical (H, W, C).
+struct OutputShape {
+    std::string name;
+    int height = 0, width = 0, channels = 0;
+};
+
+// A head by output names ("" : none). stride 0: derived from the grid and the input size.
+//   DFL:    box, cls, and at most one of mask (segmentation), kpt (pose), angle (OBB).
+//   YOLOV5: box == cls == the one tensor; anchors (w, h) pairs in input pixels.
+//   YOLOX:  box = reg (4 channels), obj (1 channel), cls.
+struct NamedHead {
+    HeadKind kind = HeadKind::DFL;
+    std::string box, cls, mask, kpt, angle, obj;
+    int stride = 0;
+    std::vector<std::pair<int, int>> anchors;
+};
+
+// The settings a preset fills, in DecoderConfig's order (Python: SEMANTICS["hailort"] keys):
+// class_activation, score_threshold, score_test, iou_threshold, iou_test, multi_label, agnostic,
+// max_per_class, max_total, max_candidates, tie_break, box_format, rotated_class_offset, end2end.
+const std::vector<std::string>& preset_setting_names();
+// The preset names: "hailort" (HailoRT's own post-process), "ultralytics" (Ultralytics' predict).
+const std::vector<std::string>& preset_names();
+// Every key read_options accepts: "semantics", the preset settings, then the model options
+// (task, bins, keypoint_dims, keypoint_decode, angle_decode, image_size, classes, proto,
+// proto_stride, drop_empty_masks).
+const std::vector<std::string>& option_names();
+// The known name closest to `name` (edit distance), "" when none is close: for "did you mean".
+std::string closest_name(const std::string& name, const std::vector<std::string>& known);
+
+// Resolved and checked options: each preset setting from the object or, when absent, the preset;
+// model options as given (empty / 0 / -1: not given).
+struct Options {
+    std::string semantics = "hailort";
+    // --- preset settings ---
+    std::string class_activation;          // "none" | "sigmoid"
+    std::vector<double> score_threshold;   // one value, or one per class (count checked by make_config)
+    std::string score_test;                // ">=" | ">"
+    double iou_threshold = 0.0;
+    std::string iou_test;                  // ">=" | ">"
+    bool multi_label = false, agnostic = false;
+    int64_t max_per_class = -1, max_total = -1, max_candidates = -1;  // -1: None (no cap)
+    std::string tie_break;                 // "hailort" | "stable"
+    std::string box_format;                // yxyx_normalized | xyxy_normalized | yxyx_pixels | xyxy_pixels
+    double rotated_class_offset = 0.0;
+    bool end2end = false;
+    std::vector<std::string> explicit_settings;  // preset settings the object gave
+    // --- model options ---
+    std::string task;                      // "" | detect | segment | pose | obb
+    int bins = 0;                          // 0: from the box tensors
+    int keypoint_dims = 0;                 // 0: 3 (x, y, visibility)
+    std::string keypoint_decode;           // "" | yolov8 | yolo26 ("": what the box tensors imply)
+    std::string angle_decode;              // "" | sigmoid | raw
+    int image_height = 0, image_width = 0; // 0: from the strides or the finest grid (stride 8)
+    bool has_classes = false;
+    std::vector<int> classes;              // allow-list of class ids (range checked by make_config)
+    std::string proto;                     // "": found by shape; else the prototype output's name
+    int proto_stride = 4;                  // 0: not checked (Python None)
+    int drop_empty_masks = -1;             // -1: the preset's (ultralytics: 1, hailort: 0)
+};
+
+// Reads an object of options: keys are option_names() (plus `extra_keys`, which are skipped: the
+// caller reads them, e.g. the plugin's "labels"). An unknown key names the closest known one; a
+// wrong type or a value out of range names the key, what it must be and what it got.
+Options read_options(const json::Value& object, const std::string& where = "",
+                     const std::vector<std::string>& extra_keys = {});
+
+// The heads of a DFC / Model Zoo NMS JSON document (bbox_decoders: YOLOv8 reg_layer/cls_layer,
+// YOLOv5 encoded_layer with anchor w/h lists, YOLOX reg/objectness/cls layers; layer names match an
+// output exactly or as the part after the last '/') and the settings it carries (nms_scores_th ->
+// score_threshold, nms_iou_th -> iou_threshold, max_proposals_per_class -> max_per_class,
+// image_dims -> image_size), as an object of option names that read_options reads.
+struct NmsJson {
+    std::vector<NamedHead> heads;
+    json::Value settings;       // object: the options the document sets
+    int64_t classes = -1;       // "classes", -1: absent (checked against the class outputs)
+    int64_t regression_length = -1;
+};
+NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& outputs, const std::string& where = "");
+
+// What pairing found: the head family, heads with every stride resolved, the input size, the task
+// and the counts the core needs.
+struct Layout {
+    HeadKind kind = HeadKind::DFL;
+    std::vector<NamedHead> heads;  // finest grid first when paired by shape; as given otherwise
+    int image_height = 0, image_width = 0;
+    std::string task;              // detect | segment | pose | obb
+    int num_classes = 0;
+    int bins = 0;                  // 0 for YOLOv5 / YOLOX heads
+    int num_keypoints = 0, keypoint_dims = 3;
+    std::string proto;             // "" when not segmentation
+};
+// Pairs outputs into heads by shape (heads == nullptr) or checks the heads given, resolves the
+// strides (stride x grid = input size for every head) and checks every output belongs to exactly
+// one head of the right shape. Uses options' task, bins, keypoint_dims, proto, proto_stride,
+// image_size.
+Layout pair_outputs(const std::vector<OutputShape>& outputs, const Options& options,
+                    const std::vector<NamedHead>* heads = nullptr);
+
+// The core Config (hailo_decode/types.hpp) for these outputs: pair_outputs (or the heads given),
+// then every setting into Settings (box_format, thresholds per class with the allow-list, ...);
+// checked as Decoder's constructor checks it.
+Config make_config(const std::vector<TensorSpec>& outputs, const Options& options,
+                   const std::vector<NamedHead>* heads = nullptr);
+
+}  // namespace hailo_decode::setup

@@ -1,0 +1,2 @@
+// (being written)
+#include "hailo_decode/setup.hpp"
