@@ -18,6 +18,7 @@ public:
     static Value boolean(bool b);
     static Value number(double v);         // any finite or non-finite double (Python may hand inf/nan)
     static Value integer(int64_t v);       // a number written without fraction or exponent
+    static Value integer_beyond_int64(double v);  // the same, too large for int64 (held as a double)
     static Value string(std::string s);
     static Value array(std::vector<Value> items);
     static Value object(std::vector<std::pair<std::string, Value>> members);  // keys in written order
@@ -31,6 +32,8 @@ public:
     bool is_object() const { return kind_ == Kind::Object; }
     // A number that is a whole value (written 16, 16.0 or 1.6e1; finite).
     bool is_whole() const;
+    // A number written as an integer literal (16, not 16.0): Python's int, the settings' "integer".
+    bool is_integer_literal() const { return kind_ == Kind::Number && whole_literal_; }
 
     // Accessors throw std::invalid_argument when the kind differs.
     bool as_bool() const;
@@ -42,7 +45,8 @@ public:
     // Object member by key, nullptr when absent (or when this is not an object).
     const Value* find(const std::string& key) const;
 
-    // The value as written back in JSON (for error messages: "got [1, 2]", "got \"fast\"").
+    // The value as written back in JSON (for error messages: "got [1, 2]", "got \"fast\""); a
+    // number not written as an integer keeps a fraction (2.0), non-finite ones read NaN, Infinity.
     std::string dump() const;
     // "null", "a boolean", "a number", "a string", "a list", "an object".
     static const char* kind_name(Kind k);
@@ -50,7 +54,8 @@ public:
 private:
     Kind kind_ = Kind::Null;
     bool b_ = false;
-    bool whole_literal_ = false;
+    bool whole_literal_ = false;  // written as an integer literal
+    bool exact_int_ = false;      // ... and i_ holds it (it fits int64)
     double n_ = 0.0;
     int64_t i_ = 0;
     std::string s_;
