@@ -1,8 +1,11 @@
-// Setup: the JSON parser (valid and invalid documents, positions, depth, escapes, duplicates).
+// Setup: the JSON parser (valid and invalid documents, positions, depth, escapes, duplicates),
+// read_options (every key's kind and range, unknown keys), read_nms_json (real Model Zoo JSONs) and
+// the Config they make.
 #include <cmath>
 #include <string>
 
 #include "hailo_decode/json.hpp"
+#include "hailo_decode/setup.hpp"
 #include "check.hpp"
 
 using namespace hailo_decode;
@@ -106,11 +109,301 @@ static void test_json_dump() {
     CHECK(json::parse(json::parse(text).dump()).dump() == json::parse(text).dump());
 }
 
+
+// ---- read_options ----------------------------------------------------------------------------
+
+static setup::Options options(const std::string& text) { return setup::read_options(json::parse(text)); }
+
+static bool options_fail(const std::string& text, const char* needle) {
+    return throws([&] { options(text); }, needle);
+}
+
+static bool options_type_error(const std::string& text) {
+    try {
+        options(text);
+    } catch (const setup::type_error&) {
+        return true;
+    } catch (const std::invalid_argument&) {
+    }
+    return false;
+}
+
+static void test_presets() {
+    const auto& names = setup::preset_setting_names();
+    CHECK(names.size() == 14 && names[0] == "class_activation" && names[13] == "end2end");
+    CHECK(setup::option_names().front() == "semantics" && setup::option_names().size() == 25);
+    const setup::Options h = options("{}");
+    CHECK(h.semantics == "hailort" && h.class_activation == "none" && h.score_threshold == std::vector<double>{0.2});
+    CHECK(h.score_test == ">=" && h.iou_threshold == 0.7 && h.iou_test == ">=" && h.multi_label && !h.agnostic);
+    CHECK(h.max_per_class == 100 && h.max_total == -1 && h.max_candidates == -1 && h.tie_break == "hailort");
+    CHECK(h.box_format == "yxyx_normalized" && h.rotated_class_offset == 0.0 && !h.end2end);
+    CHECK(h.explicit_settings.empty() && !h.score_threshold_per_class && h.proto_stride == 4);
+    const setup::Options u = options(R"({"semantics": "ultralytics", "multi_label": true, "max_total": null})");
+    CHECK(u.class_activation == "sigmoid" && u.score_threshold == std::vector<double>{0.25} && u.score_test == ">");
+    CHECK(u.iou_threshold == 0.7 && u.iou_test == ">" && u.multi_label && !u.agnostic && u.max_per_class == -1);
+    CHECK(u.max_total == -1 && u.max_candidates == 30000 && u.tie_break == "stable" && u.box_format == "xyxy_pixels");
+    CHECK(u.rotated_class_offset == 7680.0 && !u.end2end);
+    CHECK((u.explicit_settings == std::vector<std::string>{"multi_label", "max_total"}));
+    CHECK(setup::drop_empty_masks(u) && !setup::drop_empty_masks(h));
+    CHECK(throws([] { setup::preset("torch"); }, "no preset \"torch\""));
+}
+
+static void test_options_model() {
+    const setup::Options o = options(R"({"task": "pose", "bins": 1, "keypoint_dims": 2, "image_size": [384, 640],
+        "classes": [0, 2], "proto": "seg/proto", "proto_stride": null, "drop_empty_masks": false,
+        "score_threshold": [0.1, 0.2, 0.3], "keypoint_decode": null, "angle_decode": "raw"})");
+    CHECK(o.task == "pose" && o.bins == 1 && o.keypoint_dims == 2 && o.image_height == 384 && o.image_width == 640);
+    CHECK(o.has_classes && (o.classes == std::vector<int>{0, 2}) && o.proto == "seg/proto" && o.proto_stride == 0);
+    CHECK(o.drop_empty_masks == 0 && o.score_threshold_per_class && o.score_threshold.size() == 3);
+    CHECK(setup::keypoint_decode(o, 1) == "yolo26" && setup::keypoint_decode(o, 16) == "yolov8");
+    CHECK(setup::angle_decode(o, 16) == "raw");
+    const std::vector<double> per = setup::thresholds_per_class(o, 3);
+    CHECK(per[0] == 0.1 && std::isinf(per[1]) && per[2] == 0.3);
+    CHECK(throws([&] { setup::thresholds_per_class(o, 4); }, "score_threshold must be a number or one per class (4), got 3 values"));
+    const setup::Options few = options(R"({"classes": [3, 1, 7]})");
+    CHECK(throws([&] { setup::thresholds_per_class(few, 3); }, "classes [3, 7] out of range [0, 3)"));
+    CHECK(setup::thresholds_per_class(options("{}"), 2) == (std::vector<double>{0.2, 0.2}));
+}
+
+static void test_options_errors() {
+    // Every key: a value of the wrong kind and one out of range, each message naming key, rule, value.
+    CHECK(options_fail(R"({"semantics": "torch"})", R"(semantics must be one of "hailort", "ultralytics", got "torch")"));
+    CHECK(options_fail(R"({"class_activation": "relu"})", R"(class_activation must be one of "none", "sigmoid", got "relu")"));
+    CHECK(options_fail(R"({"class_activation": 1})", "class_activation must be one of"));
+    CHECK(options_fail(R"({"score_threshold": 1.5})", "score_threshold must be a number in [0, 1], got 1.5"));
+    CHECK(options_fail(R"({"score_threshold": -0.1})", "score_threshold must be a number in [0, 1], got -0.1"));
+    CHECK(options_fail(R"({"score_threshold": "0.5"})", R"(score_threshold must be a number in [0, 1], got "0.5")"));
+    CHECK(options_fail(R"({"score_threshold": [0.1, 2]})", "score_threshold[1] must be a number in [0, 1], got 2"));
+    CHECK(options_fail(R"({"score_threshold": []})", "a list of them (one per class), got []"));
+    CHECK(options_fail(R"({"score_test": "=>"})", R"(score_test must be one of ">=", ">", got "=>")"));
+    CHECK(options_fail(R"({"iou_threshold": -0.5})", "iou_threshold must be a number in [0, 1], got -0.5"));
+    CHECK(options_fail(R"({"iou_threshold": 1.01})", "iou_threshold must be a number in [0, 1], got 1.01"));
+    CHECK(options_fail(R"({"iou_threshold": null})", "iou_threshold must be a number in [0, 1], got null"));
+    CHECK(options_fail(R"({"iou_test": ">>"})", "iou_test must be one of"));
+    CHECK(options_fail(R"({"multi_label": 1})", "multi_label must be true or false, got 1"));
+    CHECK(options_fail(R"({"agnostic": "yes"})", R"(agnostic must be true or false, got "yes")"));
+    CHECK(options_fail(R"({"end2end": 0})", "end2end must be true or false, got 0"));
+    for (const char* cap : {"max_per_class", "max_total", "max_candidates"}) {
+        const std::string k = cap;
+        CHECK(options_fail("{\"" + k + "\": -1}", (k + " must be null (no cap) or an integer in [0, 1048576], got -1").c_str()));
+        CHECK(options_fail("{\"" + k + "\": 1048577}", "got 1048577"));
+        CHECK(options_fail("{\"" + k + "\": 2.0}", "got 2.0"));
+        CHECK(options_fail("{\"" + k + "\": \"5\"}", "got \"5\""));
+    }
+    CHECK(options("{\"max_total\": 1048576}").max_total == 1048576);
+    CHECK(options_fail(R"({"tie_break": "random"})", R"(tie_break must be one of "hailort", "stable", got "random")"));
+    CHECK(options_fail(R"({"box_format": "xywh"})", "box_format must be one of \"yxyx_normalized\""));
+    CHECK(options_fail(R"({"rotated_class_offset": -1})", "rotated_class_offset must be a finite number >= 0 (finite as float32 too), got -1"));
+    CHECK(options_fail(R"({"rotated_class_offset": 1e39})", "got 1e+39"));
+    CHECK(options_fail(R"({"rotated_class_offset": true})", "got true"));
+    CHECK(options_fail(R"({"task": "seg"})", R"(task must be one of "detect", "segment", "pose", "obb" (or null), got "seg")"));
+    CHECK(options_fail(R"({"bins": 0})", "bins must be an integer in [1, 1048576] (or null), got 0"));
+    CHECK(options_fail(R"({"bins": 16.5})", "bins must be an integer"));
+    CHECK(options_fail(R"({"keypoint_dims": 4})", "keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got 4"));
+    CHECK(options_fail(R"({"keypoint_dims": true})", "keypoint_dims must be 2 (x, y) or 3"));
+    CHECK(options_fail(R"({"keypoint_decode": "Pose26"})", R"(keypoint_decode must be one of "yolov8", "yolo26" (or null), got "Pose26")"));
+    CHECK(options_fail(R"({"angle_decode": 1})", R"(angle_decode must be one of "sigmoid", "raw" (or null), got 1)"));
+    CHECK(options_fail(R"({"image_size": [0, 640]})", "image_size must be [height, width], two integers in [1, 1048576], got [0, 640]"));
+    CHECK(options_fail(R"({"image_size": [640]})", "got [640]"));
+    CHECK(options_fail(R"({"image_size": [640, 1048577]})", "got [640, 1048577]"));
+    CHECK(options_fail(R"({"image_size": 640})", "image_size must be [height, width]"));
+    CHECK(options_fail(R"({"classes": [0, -1]})", "classes[1] must be a class id, an integer in [0, 1048576], got -1"));
+    CHECK(options_fail(R"({"classes": 3})", "classes must be a list of class ids (or null: every class), got 3"));
+    CHECK(options_fail(R"({"proto": 3})", "proto must be the prototype output's name (or null), got 3"));
+    CHECK(options_fail(R"({"proto_stride": 0})", "proto_stride must be a positive integer (at most 1048576), or null (not checked), got 0"));
+    CHECK(options_fail(R"({"drop_empty_masks": 1})", "drop_empty_masks must be true or false, got 1"));
+    CHECK(options_fail("[1]", "the options must be an object of named settings, got [1]"));
+    // Unknown keys: the closest known one (an NMS JSON spelling answers with the option's name), or the list.
+    CHECK(options_fail(R"({"score_thresh": 0.3})", R"(unknown key "score_thresh"; did you mean "score_threshold"?)"));
+    CHECK(options_fail(R"({"nms_iou_thr": 0.3})", R"(unknown key "nms_iou_thr"; did you mean "iou_threshold"?)"));
+    CHECK(options_fail(R"({"IOU_THRESHOLD": 0.3})", R"(did you mean "iou_threshold"?)"));
+    CHECK(options_fail(R"({"zzz": 1})", R"(unknown key "zzz"; the keys are "semantics", "class_activation")"));
+    CHECK(throws([] { setup::read_options(json::parse(R"({"labels": 1, "x": 2})"), "plugin.json", {"labels"}); },
+                 R"(plugin.json: unknown key "x")"));
+    CHECK(throws([] { setup::read_options(json::parse(R"({"iou_threshold": 2})"), "plugin.json"); },
+                 "plugin.json: iou_threshold must be"));
+    // Wrong kinds and unknown keys are type errors (Python's TypeError); wrong values are not.
+    CHECK(options_type_error(R"({"end2end": "yes"})") && options_type_error(R"({"nope": 1})"));
+    CHECK(!options_type_error(R"({"iou_threshold": 2})") && !options_type_error(R"({"box_format": "xywh"})"));
+    CHECK(setup::closest_name("stride", {"strides", "stride_x"}) == "strides");
+    CHECK(setup::closest_name("abc", {"xyz"}).empty());
+}
+
+// ---- read_nms_json ---------------------------------------------------------------------------
+
+// hailo_model_zoo/cfg/postprocess_config/yolov8n_nms_config.json
+static const char* kYolov8n = R"({
+	"nms_scores_th": 0.2, "nms_iou_th": 0.7, "image_dims": [640, 640], "max_proposals_per_class": 100,
+	"classes": 80, "regression_length": 16, "background_removal": false,
+	"bbox_decoders": [
+		{"name": "yolov8n/bbox_decoder41", "stride": 8, "reg_layer": "yolov8n/conv41", "cls_layer": "yolov8n/conv42"},
+		{"name": "yolov8n/bbox_decoder52", "stride": 16, "reg_layer": "yolov8n/conv52", "cls_layer": "yolov8n/conv53"},
+		{"name": "yolov8n/bbox_decoder62", "stride": 32, "reg_layer": "yolov8n/conv62", "cls_layer": "yolov8n/conv63"}
+	]
+})";
+
+// hailo_model_zoo/cfg/postprocess_config/yolov5s_nms_config.json
+static const char* kYolov5s = R"({
+  "nms_scores_th": 0.001, "nms_iou_th": 0.6, "image_dims": [640, 640], "max_proposals_per_class": 80,
+  "background_removal": false, "classes": 80,
+  "bbox_decoders": [
+      {"name": "bbox_decoder55", "w": [10, 16, 33], "h": [13, 30, 23], "stride": 8, "encoded_layer": "conv55"},
+      {"name": "bbox_decoder63", "w": [30, 62, 59], "h": [61, 45, 119], "stride": 16, "encoded_layer": "conv63"},
+      {"name": "bbox_decoder70", "w": [116, 156, 373], "h": [90, 198, 326], "stride": 32, "encoded_layer": "conv70"}
+  ]
+})";
+
+// hailo_model_zoo/cfg/postprocess_config/nms_config_yolox_s_leaky.json
+static const char* kYoloxS = R"({
+    "nms_scores_th": 0.2, "nms_iou_th": 0.65, "number_of_detection_heads": 3, "image_dims": [640, 640],
+    "max_proposals_per_class": 100, "classes": 80,
+    "bbox_decoders": [
+        {"name": "bbox_decoder_8", "stride": 8, "reg_layer": "conv55", "objectness_layer": "conv56", "cls_layer": "conv54"},
+        {"name": "bbox_decoder_16", "stride": 16, "reg_layer": "conv69", "objectness_layer": "conv70", "cls_layer": "conv68"},
+        {"name": "bbox_decoder_32", "stride": 32, "reg_layer": "conv82", "objectness_layer": "conv83", "cls_layer": "conv81"}
+    ]
+})";
+
+static std::vector<setup::OutputShape> yolov8n_outputs() {
+    const std::string prefix = "yolov8n/";
+    std::vector<setup::OutputShape> out;
+    const int strides[] = {8, 16, 32};
+    const char* names[][2] = {{"conv41", "conv42"}, {"conv52", "conv53"}, {"conv62", "conv63"}};
+    for (int k = 0; k < 3; ++k) {
+        const int g = 640 / strides[k];
+        out.push_back({prefix + names[k][0], g, g, 64});
+        out.push_back({prefix + names[k][1], g, g, 80});
+    }
+    return out;
+}
+
+static bool nms_fail(const std::string& text, const std::vector<setup::OutputShape>& outputs, const char* needle) {
+    return throws([&] { setup::read_nms_json(json::parse(text), outputs); }, needle);
+}
+
+// kYolov8n with `from` replaced by `to` (once).
+static std::string edited(std::string text, const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    CHECK(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
+static void test_nms_json_real_files() {
+    const auto outs = yolov8n_outputs();
+    const setup::NmsJson v8 = setup::read_nms_json(json::parse(kYolov8n), outs);
+    CHECK(v8.heads.size() == 3 && v8.heads[0].kind == HeadKind::DFL && v8.heads[0].box == "yolov8n/conv41");
+    CHECK(v8.heads[0].cls == "yolov8n/conv42" && v8.heads[2].stride == 32 && v8.classes == 80 && v8.regression_length == 16);
+    CHECK(v8.settings.dump() == R"({"score_threshold": 0.2, "iou_threshold": 0.7, "max_per_class": 100, "image_size": [640, 640]})");
+    const setup::Options o = setup::read_options(v8.settings);  // the settings read as options
+    CHECK(o.score_threshold == std::vector<double>{0.2} && o.max_per_class == 100 && o.image_height == 640);
+
+    std::vector<setup::OutputShape> v5 = {{"yolov5s/conv55", 80, 80, 255}, {"yolov5s/conv63", 40, 40, 255},
+                                          {"yolov5s/conv70", 20, 20, 255}};
+    const setup::NmsJson a = setup::read_nms_json(json::parse(kYolov5s), v5);  // conv55 matches yolov5s/conv55
+    CHECK(a.heads.size() == 3 && a.heads[0].kind == HeadKind::YOLOV5 && a.heads[0].box == "yolov5s/conv55");
+    CHECK(a.heads[0].cls == a.heads[0].box && a.heads[2].anchors.size() == 3);
+    CHECK(a.heads[2].anchors[2] == std::make_pair(373, 326) && a.heads[1].stride == 16);
+    v5[0].channels = 3 * 86;  // 81 classes
+    CHECK(nms_fail(kYolov5s, v5, "NMS JSON says 80 classes, class outputs have 81 channels"));
+
+    const std::vector<setup::OutputShape> x = {{"conv54", 80, 80, 80}, {"conv55", 80, 80, 4}, {"conv56", 80, 80, 1},
+                                               {"conv68", 40, 40, 80}, {"conv69", 40, 40, 4}, {"conv70", 40, 40, 1},
+                                               {"conv81", 20, 20, 80}, {"conv82", 20, 20, 4}, {"conv83", 20, 20, 1}};
+    const setup::NmsJson y = setup::read_nms_json(json::parse(kYoloxS), x);
+    CHECK(y.heads[0].kind == HeadKind::YOLOX && y.heads[0].box == "conv55" && y.heads[0].obj == "conv56");
+    CHECK(y.heads[0].cls == "conv54" && y.heads[2].stride == 32);
+    CHECK(y.settings.find("iou_threshold")->as_number() == 0.65);
+}
+
+static void test_nms_json_errors() {
+    const auto outs = yolov8n_outputs();
+    CHECK(nms_fail("[1]", outs, "NMS JSON: the document must be an object"));
+    CHECK(nms_fail(edited(kYolov8n, "\"nms_iou_th\"", "\"nms_iou_thr\""), outs,
+                   R"(NMS JSON: unknown key "nms_iou_thr"; did you mean "nms_iou_th"?)"));
+    CHECK(nms_fail(edited(kYolov8n, "\"reg_layer\"", "\"reg_layr\""), outs,
+                   R"(NMS JSON: bbox_decoders[0]: unknown key "reg_layr"; did you mean "reg_layer"?)"));
+    // Keys of real files the decoder skips are accepted.
+    CHECK(setup::read_nms_json(json::parse(edited(kYolov8n, "\"classes\"", R"("background_removal_index": 0,
+        "centers_scale_factor": 10, "bbox_dimensions_scale_factor": 5, "input_division_factor": 4,
+        "max_total_proposals": 100, "proto": [{"number": 32, "stride": 4}], "classes")")), outs).heads.size() == 3);
+    CHECK(nms_fail(edited(kYolov8n, "\"background_removal\": false", "\"background_removal\": true"), outs,
+                   "NMS JSON: background_removal=true is not supported"));
+    CHECK(nms_fail(R"({"nms_scores_th": 0.2})", outs, "NMS JSON: 'bbox_decoders' is missing or empty"));
+    CHECK(nms_fail(R"({"bbox_decoders": []})", outs, "is missing or empty"));
+    CHECK(nms_fail(R"({"bbox_decoders": {"a": 1}})", outs, "NMS JSON: 'bbox_decoders' must be a list, got {\"a\": 1}"));
+    CHECK(nms_fail(R"({"bbox_decoders": [1]})", outs, "NMS JSON: bbox_decoders[0] must be an object, got 1"));
+    CHECK(nms_fail(R"({"bbox_decoders": [{"reg_layer": "conv41", "cls_layer": "conv42"}]})", outs,
+                   "NMS JSON: bbox_decoders[0] lacks 'stride'"));
+    CHECK(nms_fail(edited(kYolov8n, "\"stride\": 8", "\"stride\": 8.5"), outs,
+                   "NMS JSON: bbox_decoders[0].stride must be a whole number, got 8.5"));
+    CHECK(nms_fail(edited(kYolov8n, "\"stride\": 8", "\"stride\": \"8\""), outs,
+                   "NMS JSON: bbox_decoders[0].stride must be a number, got \"8\""));
+    CHECK(nms_fail(edited(kYolov8n, "\"stride\": 8", "\"stride\": 0"), outs, "stride must be a whole number in [1, 1048576], got 0"));
+    CHECK(setup::read_nms_json(json::parse(edited(kYolov8n, "\"stride\": 8", "\"stride\": 8.0")), outs).heads[0].stride == 8);
+    CHECK(nms_fail(edited(kYolov8n, "\"yolov8n/conv41\"", "\"conv99\""), outs,
+                   "NMS JSON layer 'conv99' matches no output (by name or the part after '/'): ['yolov8n/conv41'"));
+    CHECK(nms_fail(edited(kYolov8n, "\"yolov8n/conv41\"", "55"), outs,
+                   "NMS JSON: bbox_decoders[0].reg_layer must be a string (an output name), got 55"));
+    auto twice = outs;
+    twice.push_back({"other/conv41", 80, 80, 64});
+    CHECK(nms_fail(edited(kYolov8n, "\"yolov8n/conv41\"", "\"conv41\""), twice,
+                   "NMS JSON layer 'conv41' matches several outputs: ['yolov8n/conv41', 'other/conv41']"));
+    CHECK(nms_fail(edited(kYolov8n, "\"nms_scores_th\": 0.2", "\"nms_scores_th\": \"0.2\""), outs,
+                   "NMS JSON: nms_scores_th must be a number, got \"0.2\""));
+    CHECK(nms_fail(edited(kYolov8n, "[640, 640]", "[640]"), outs, "NMS JSON: image_dims must be [height, width], got [640]"));
+    CHECK(nms_fail(edited(kYolov8n, "\"classes\": 80", "\"classes\": 81"), outs, "NMS JSON says 81 classes, class outputs have 80 channels"));
+    CHECK(nms_fail(edited(kYolov8n, "\"regression_length\": 16", "\"regression_length\": 8"), outs,
+                   "NMS JSON regression_length 8 does not fit box outputs with 16 bins (64 channels)"));
+    CHECK(setup::read_nms_json(json::parse(edited(kYolov8n, "\"regression_length\": 16", "\"regression_length\": 15")), outs)
+              .regression_length == 15);
+    // Stride x grid must give the image: image_dims, or without them the first decoder's.
+    CHECK(nms_fail(edited(kYolov8n, "\"stride\": 16", "\"stride\": 32"), outs,
+                   "NMS JSON: bbox_decoders[1] stride 32 x grid 40x40 of output 'yolov8n/conv52' is 1280x1280, not image_dims 640x640"));
+    CHECK(nms_fail(edited(edited(kYolov8n, "\"stride\": 16", "\"stride\": 32"), "\"image_dims\": [640, 640],", ""), outs,
+                   "is 1280x1280, not 640x640 as bbox_decoders[0] gives"));
+    CHECK(throws([&] { setup::read_nms_json(json::parse("{}"), outs, "m.json"); }, "m.json: NMS JSON: 'bbox_decoders'"));
+}
+
+static void test_config_for_layout() {
+    setup::Layout layout;
+    layout.kind = HeadKind::DFL;
+    layout.image_height = 640;
+    layout.image_width = 640;
+    layout.task = "detect";
+    layout.num_classes = 3;
+    layout.bins = 1;
+    layout.heads = {setup::NamedHead{HeadKind::DFL, "b", "c", "", "", "", "", 8, {}}};
+    std::vector<TensorSpec> specs(2);
+    specs[0].name = "c";
+    specs[1].name = "b";
+    const setup::Options o = options(R"({"semantics": "ultralytics", "classes": [1], "box_format": "yxyx_pixels"})");
+    const Config c = setup::config_for_layout(specs, layout, o);
+    CHECK(c.heads.size() == 1 && c.heads[0].box_output == 1 && c.heads[0].cls_output == 0 && c.heads[0].stride == 8);
+    CHECK(c.heads[0].mask_output == -1 && c.bins == 1 && c.num_classes == 3 && c.keypoint_decode == KeypointDecode::YOLO26);
+    CHECK(c.angle_decode == AngleDecode::RAW && c.proto_output == -1 && !c.drop_empty_masks);
+    const Settings& s = c.settings;
+    CHECK(s.sigmoid && std::isinf(s.score_threshold[0]) && s.score_threshold[1] == 0.25f && !s.score_inclusive);
+    CHECK(s.iou_threshold == 0.7f && !s.iou_inclusive && !s.multi_label && s.max_per_class == -1 && s.max_total == 300);
+    CHECK(s.max_candidates == 30000 && !s.hailort_sort && !s.normalized && s.yxyx && s.image_height == 640);
+    CHECK(s.class_offset == 7680.0f && !s.end2end && !s.hailort_decode);
+    layout.kind = HeadKind::YOLOX;
+    CHECK(throws([&] { setup::make_settings(layout, options(R"({"end2end": true})")); },
+                 "end2end selection is for DFL heads (YOLO26/YOLOv10), not yolox heads"));
+    layout.heads[0].box = "nope";
+    CHECK(throws([&] { setup::config_for_layout(specs, layout, o); }, "head box output 'nope' is not among the outputs"));
+}
+
 int main() {
     test_json_values();
     test_json_escapes();
     test_json_errors_and_positions();
     test_json_limits();
     test_json_dump();
+    test_presets();
+    test_options_model();
+    test_options_errors();
+    test_nms_json_real_files();
+    test_nms_json_errors();
+    test_config_for_layout();
     return report();
 }

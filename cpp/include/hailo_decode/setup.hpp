@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@
 #include "hailo_decode/types.hpp"
 
 namespace hailo_decode::setup {
+
+// The failure of a value of the wrong kind (a string where a number belongs) or of an unknown key:
+// still a std::invalid_argument; Python raises it as TypeError, every other failure as ValueError.
+struct type_error : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
 
 // One output as pairing sees it: its name and logical (H, W, C).
 struct OutputShape {
@@ -44,6 +51,8 @@ struct NamedHead {
 const std::vector<std::string>& preset_setting_names();
 // The preset names: "hailort" (HailoRT's own post-process), "ultralytics" (Ultralytics' predict).
 const std::vector<std::string>& preset_names();
+// A preset: an object of every preset_setting_names() key (null: no cap). Throws for other names.
+const json::Value& preset(const std::string& name);
 // Every key read_options accepts: "semantics", the preset settings, then the model options
 // (task, bins, keypoint_dims, keypoint_decode, angle_decode, image_size, classes, proto,
 // proto_stride, drop_empty_masks).
@@ -58,6 +67,7 @@ struct Options {
     // --- preset settings ---
     std::string class_activation;          // "none" | "sigmoid"
     std::vector<double> score_threshold;   // one value, or one per class (count checked by make_config)
+    bool score_threshold_per_class = false;  // given as a list (then one per class, even of one class)
     std::string score_test;                // ">=" | ">"
     double iou_threshold = 0.0;
     std::string iou_test;                  // ">=" | ">"
@@ -87,6 +97,19 @@ struct Options {
 // wrong type or a value out of range names the key, what it must be and what it got.
 Options read_options(const json::Value& object, const std::string& where = "",
                      const std::vector<std::string>& extra_keys = {});
+
+// What options imply once the class count and box bins are known (make_config reads them; Python's
+// DecoderConfig shows them):
+// The score threshold of every class, +inf outside the `classes` allow-list; checks a per-class
+// score_threshold has num_classes values and the allow-list's ids lie in [0, num_classes).
+std::vector<double> thresholds_per_class(const Options& options, int num_classes);
+// keypoint_decode and angle_decode as given, else what the box tensors imply: YOLO26's Pose26 /
+// OBB26 forms ("yolo26", "raw") for 4-channel box tensors (bins 1, only YOLO26 exports them),
+// YOLOv8/YOLO11's ("yolov8", "sigmoid") otherwise.
+std::string keypoint_decode(const Options& options, int bins);
+std::string angle_decode(const Options& options, int bins);
+// drop_empty_masks as given, else the preset's: Ultralytics' predictor drops them, HailoRT keeps them.
+bool drop_empty_masks(const Options& options);
 
 // The heads of a DFC / Model Zoo NMS JSON document (bbox_decoders: YOLOv8 reg_layer/cls_layer,
 // YOLOv5 encoded_layer with anchor w/h lists, YOLOX reg/objectness/cls layers; layer names match an
@@ -125,5 +148,10 @@ Layout pair_outputs(const std::vector<OutputShape>& outputs, const Options& opti
 // checked as Decoder's constructor checks it.
 Config make_config(const std::vector<TensorSpec>& outputs, const Options& options,
                    const std::vector<NamedHead>* heads = nullptr);
+// make_config's second half: the Config of a layout already paired (heads named, strides resolved).
+Config config_for_layout(const std::vector<TensorSpec>& outputs, const Layout& layout, const Options& options);
+// The Settings part of it: throws for a per-class score_threshold of the wrong length, classes out
+// of range, end2end on YOLOv5/YOLOX heads.
+Settings make_settings(const Layout& layout, const Options& options);
 
 }  // namespace hailo_decode::setup
