@@ -1,0 +1,244 @@
+#include "filter_state.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "hailo_decode/setup.hpp"
+#include "letterbox.hpp"
+#include "tensor_specs.hpp"
+
+namespace hailo_decode::tappas {
+
+namespace {
+
+// Bitwise, so that a NaN in the metadata compares equal to itself frame after frame.
+bool same_meta(const TensorMeta& a, const TensorMeta& b) {
+    return a.type == b.type && a.is_nms == b.is_nms && a.height == b.height && a.width == b.width &&
+           a.features == b.features && std::memcmp(&a.zp, &b.zp, sizeof a.zp) == 0 &&
+           std::memcmp(&a.scale, &b.scale, sizeof a.scale) == 0;
+}
+
+const char* type_name(ElementType t) {
+    switch (t) {
+        case ElementType::Auto: return "AUTO";
+        case ElementType::U8: return "UINT8";
+        case ElementType::U16: return "UINT16";
+        case ElementType::F32: return "FLOAT32";
+        case ElementType::Other: break;
+    }
+    return "?";
+}
+
+// "name HxWxC UINT8, ..." for messages.
+std::string describe(const std::vector<HailoTensorPtr>& tensors) {
+    std::string text;
+    for (const HailoTensorPtr& t : tensors) {
+        const TensorMeta m = tensor_meta(*t);
+        if (!text.empty()) text += ", ";
+        text += t->name() + " " + std::to_string(m.height) + "x" + std::to_string(m.width) + "x" +
+                std::to_string(m.features) + " " + type_name(m.type);
+    }
+    return text;
+}
+
+}  // namespace
+
+FilterState::FilterState(const std::string& config_path, const std::string& function_name) noexcept {
+    try {
+        prefix_ = "hailo_decode (" + function_name + ")";
+        if (function_name != "filter" && function_name != "filter_letterbox")
+            report_once("function-name " + function_name +
+                        " is not one of this plugin's functions (filter, filter_letterbox): hailofilter will not find it");
+        config_ = read_plugin_config(config_path);
+        config_ok_ = true;
+    } catch (const std::exception& e) {
+        report_once(std::string(e.what()) + " (this element adds nothing to any frame)");
+    } catch (...) {
+        report_once("the config file could not be read (this element adds nothing to any frame)");
+    }
+}
+
+void FilterState::report_once(const std::string& message) {
+    try {
+        if (!reported_.insert(message).second) return;
+        std::string line = message;
+        for (char& c : line)
+            if (c == '\n' || c == '\r') c = ' ';
+        std::fprintf(stderr, "%s: %s\n", prefix_.empty() ? "hailo_decode" : prefix_.c_str(), line.c_str());
+        std::fflush(stderr);
+    } catch (...) {
+    }
+}
+
+void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        added_.clear();
+        try {
+            if (config_ok_) run(roi);
+        } catch (const std::exception& e) {
+            added_.clear();
+            report_once(e.what());
+        }
+        if (letterbox) map_through_scaling_bbox(roi, added_);
+    } catch (const std::exception& e) {
+        report_once(e.what());
+    } catch (...) {
+        report_once("unexpected error (the frame gets nothing)");
+    }
+}
+
+void FilterState::run(HailoROI& roi) {
+    const std::vector<HailoTensorPtr> tensors = roi.get_tensors();  // by name: std::map's order
+    if (tensors.empty()) return;
+    for (const HailoTensorPtr& t : tensors)
+        if (tensor_meta(*t).is_nms) {
+            add_nms(roi, tensors);
+            return;
+        }
+    if (!gather(tensors)) {
+        if (have_failed_ && failed_.size() == tensors.size()) {
+            bool same = true;
+            for (size_t i = 0; i < tensors.size() && same; ++i) same = same_meta(failed_[i], tensor_meta(*tensors[i]));
+            if (same) return;  // already reported
+        }
+        build(tensors);
+        if (!decoder_ || !gather(tensors)) return;
+    }
+    decoder_->decode(buffers_.data(), elements_.data(), 1);
+    add_decoded(roi);
+}
+
+bool FilterState::gather(const std::vector<HailoTensorPtr>& tensors) {
+    if (!decoder_ || tensors.size() != outputs_.size()) return false;
+    for (size_t i = 0; i < tensors.size(); ++i)
+        if (!same_meta(outputs_[i], tensor_meta(*tensors[i]))) return false;
+    for (size_t j = 0; j < order_.size(); ++j) buffers_[j] = tensors[order_[j]]->data();
+    return true;
+}
+
+void FilterState::build(const std::vector<HailoTensorPtr>& tensors) {
+    decoder_.reset();
+    outputs_.clear();
+    order_.clear();
+    have_failed_ = false;
+    std::vector<TensorMeta> metas;
+    std::vector<std::string> names;
+    for (const HailoTensorPtr& t : tensors) {
+        metas.push_back(tensor_meta(*t));
+        names.push_back(t->name());
+    }
+    try {
+        std::vector<TensorSpec> specs;
+        std::vector<setup::OutputShape> shapes;
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            specs.push_back(tensor_spec(names[i], metas[i], config_.output_format));
+            shapes.push_back(output_shape(names[i], metas[i]));
+        }
+        setup::Options options = config_.options;
+        std::optional<setup::NmsJson> nms_json;
+        if (config_.nms_json) {
+            nms_json = setup::read_nms_json(*config_.nms_json, shapes, config_.nms_json_where);
+            options = resolve_options(config_, &nms_json->settings);
+        }
+        auto decoder = std::make_unique<Decoder>(setup::make_config(specs, options, nms_json ? &nms_json->heads : nullptr));
+        // The Decoder's outputs by index; the frame's tensors by name.
+        const std::vector<TensorSpec>& used = decoder->config().outputs;
+        std::vector<size_t> order;
+        for (const TensorSpec& spec : used) {
+            size_t i = 0;
+            while (i < names.size() && names[i] != spec.name) ++i;
+            if (i == names.size()) throw std::invalid_argument("output " + spec.name + " is not among the tensors");
+            order.push_back(i);
+        }
+        buffers_.assign(used.size(), nullptr);
+        elements_.clear();
+        for (const TensorSpec& spec : used) elements_.push_back(spec.frame_stride);
+        outputs_ = metas;
+        order_ = std::move(order);
+        input_ = {float(decoder->config().settings.image_width), float(decoder->config().settings.image_height)};
+        const int classes = decoder->config().num_classes;
+        decoder_ = std::move(decoder);
+        if (config_.labels_given && config_.labels.size() != size_t(classes) + 1)
+            report_once(config_.path + ": labels has " + std::to_string(config_.labels.size()) +
+                        " names, the model " + std::to_string(classes) + " classes: labels[0] is \"unlabeled\", class k is "
+                        "labels[k + 1] (classes without a name get \"\")");
+    } catch (const std::exception& e) {
+        decoder_.reset();
+        outputs_.clear();
+        failed_ = metas;
+        have_failed_ = true;
+        report_once((config_.path.empty() ? std::string("no config file") : config_.path) +
+                    ": the outputs do not match the settings, frames get nothing: " + e.what() + " (outputs: " +
+                    describe(tensors) + ")");
+    }
+}
+
+void FilterState::add_decoded(HailoROI& roi) {
+    const Config& cfg = decoder_->config();
+    const Settings& s = cfg.settings;
+    const auto [dets, n] = decoder_->frame(0);
+    if (n == 0) return;
+    const float* keypoints = decoder_->keypoints(0).first;
+    const float* rboxes = decoder_->rboxes(0).first;
+    Decoder::FrameMasks masks;
+    MaskGrid grid;
+    if (cfg.proto_output >= 0) {
+        masks = decoder_->masks(0);
+        grid = decoder_->mask_grid();
+    }
+    const size_t per_keypoints = 3 * size_t(cfg.num_keypoints);
+    for (size_t i = 0; i < n; ++i) {
+        const Detection& d = dets[i];
+        const NormBox box = normalized_box(d, s, input_);
+        const int class_id = d.class_id + 1;
+        HailoDetectionPtr detection = make_detection(box, class_id, config_.labels, d.score);
+        if (keypoints)
+            attach_keypoints(*detection, box, keypoints + i * per_keypoints, cfg.num_keypoints, s.normalized, input_,
+                             config_.keypoint_threshold);
+        if (rboxes) attach_rotated_box(*detection, box, rboxes + 5 * i, class_id, input_);
+        if (masks.windows && i < masks.count) {
+            float xyxy[4];
+            pixel_box(d, s, input_, xyxy);
+            attach_mask(*detection, xyxy, masks.windows[i], masks.logits + masks.windows[i].offset, grid, class_id);
+        }
+        added_.push_back(std::move(detection));
+    }
+    for (const HailoDetectionPtr& detection : added_) roi.add_object(detection);
+}
+
+void FilterState::add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tensors) {
+    nms_records_.clear();
+    for (const HailoTensorPtr& t : tensors) {
+        const TensorMeta m = tensor_meta(*t);
+        if (!m.is_nms) continue;
+        if (!m.nms_by_class) {
+            report_once(t->name() + ": an NMS output in an order other than HAILO_NMS_BY_CLASS; frames get nothing");
+            return;
+        }
+        try {
+            read_nms_by_class(t->data(), m.nms_classes, m.nms_max_per_class, nms_records_);
+        } catch (const std::exception& e) {
+            report_once(t->name() + ": " + e.what() + "; such frames get nothing");
+            return;
+        }
+    }
+    filter_nms_records(nms_records_, config_.detection_threshold.value_or(0.0), config_.detection_threshold.has_value(),
+                       config_.max_boxes, nms_scratch_);
+    for (const NmsRecord& r : nms_records_) {
+        const NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
+        added_.push_back(make_detection(box, r.class_index + 1, config_.labels, r.score));
+    }
+    for (const HailoDetectionPtr& detection : added_) roi.add_object(detection);
+}
+
+bool FilterState::decode_only(HailoROI& roi) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::vector<HailoTensorPtr> tensors = roi.get_tensors();
+    if (!gather(tensors)) return false;
+    decoder_->decode(buffers_.data(), elements_.data(), 1);
+    return true;
+}
+
+}  // namespace hailo_decode::tappas

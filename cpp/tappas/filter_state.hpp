@@ -1,0 +1,67 @@
+// What init() returns to hailofilter: one element's whole state (none lives in globals, so two
+// elements in one process, e.g. two streams or a cascade, never share any). The Decoder is built on
+// the first frame, when the tensors' shapes are known, and reused; later frames allocate nothing
+// but the TAPPAS objects they add.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "abi_line.hpp"
+#include "hailo_decode/decoder.hpp"
+#include "nms_tensor.hpp"
+#include "plugin_config.hpp"
+#include "tappas_objects.hpp"
+
+namespace hailo_decode::tappas {
+
+class FilterState {
+public:
+    // Reads the config file; a bad one is reported once (one line on stderr naming the file and the
+    // key) and the element then adds nothing to any frame. Never throws.
+    FilterState(const std::string& config_path, const std::string& function_name) noexcept;
+
+    // hailofilter's call: decodes the ROI's tensors and adds the objects to it. letterbox: then maps
+    // the added detections through the ROI's scaling bbox and clears it (TAPPAS' filter_letterbox).
+    // Never throws; a frame that cannot be decoded gets nothing, and the reason is printed once.
+    void filter(HailoROI& roi, bool letterbox) noexcept;
+
+    bool configured() const { return config_ok_; }
+
+    // For the host's benchmark: the core decode alone on this ROI's tensors, with the Decoder the
+    // last filter() used (false when there is none or the tensors differ from its outputs).
+    bool decode_only(HailoROI& roi);
+
+private:
+    void run(HailoROI& roi);
+    bool gather(const std::vector<HailoTensorPtr>& tensors);
+    void build(const std::vector<HailoTensorPtr>& tensors);
+    void add_decoded(HailoROI& roi);
+    void add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tensors);
+    void report_once(const std::string& message);
+
+    std::string prefix_;  // "hailo_decode (<function>)", starts every message
+    PluginConfig config_;
+    bool config_ok_ = false;
+    std::mutex mutex_;    // hailofilter calls one frame at a time; this keeps that true for any host
+
+    std::unique_ptr<Decoder> decoder_;
+    std::vector<TensorMeta> outputs_;             // the frame's tensors the Decoder was built for, by name
+    std::vector<size_t> order_;                   // the Decoder's output j is the frame's tensor order_[j]
+    std::vector<TensorMeta> failed_;              // tensors no Decoder could be built for (not retried)
+    bool have_failed_ = false;
+    std::vector<const void*> buffers_;            // this frame's data, one per output
+    std::vector<size_t> elements_;
+    InputSize input_;
+    std::set<std::string> reported_;              // messages printed already
+
+    std::vector<HailoDetectionPtr> added_;        // this frame's detections (letterbox maps them)
+    std::vector<NmsRecord> nms_records_;
+    std::vector<uint32_t> nms_scratch_;
+};
+
+}  // namespace hailo_decode::tappas

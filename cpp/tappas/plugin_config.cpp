@@ -1,0 +1,176 @@
+#include "plugin_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "coco_labels.hpp"
+
+namespace hailo_decode::tappas {
+
+namespace {
+
+const std::vector<std::string> kPluginKeys = {"labels", "detection_threshold", "max_boxes", "output_format_type",
+                                              "nms_json", "keypoint_threshold"};
+
+bool is_regular_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string read_text(const std::string& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) throw ConfigError(path + ": cannot read " + what);
+    return text.str();
+}
+
+json::Value parse_file(const std::string& path, const std::string& what) {
+    const std::string text = read_text(path, what);
+    try {
+        return json::parse(text);
+    } catch (const std::exception& e) {
+        throw ConfigError(path + ": not valid JSON: " + e.what());
+    }
+}
+
+// The folder of `path` (with its trailing '/'), "" for a bare file name.
+std::string folder_of(const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+[[noreturn]] void bad(const std::string& path, const std::string& key, const std::string& must, const json::Value& got) {
+    throw ConfigError(path + ": " + key + " must be " + must + ", got " + got.dump());
+}
+
+void read_labels(PluginConfig& c, const json::Value& v) {
+    if (!v.is_array()) bad(c.path, "labels", "a list of strings (\"unlabeled\" first, then one per class)", v);
+    c.labels.clear();
+    for (const json::Value& item : v.items()) {
+        if (!item.is_string()) bad(c.path, "labels", "a list of strings", item);
+        c.labels.push_back(item.as_string());
+    }
+    c.labels_given = true;
+}
+
+OutputFormat read_output_format(const std::string& path, const json::Value& v) {
+    static const std::pair<const char*, OutputFormat> names[] = {{"HAILO_FORMAT_TYPE_AUTO", OutputFormat::Auto},
+                                                                 {"HAILO_FORMAT_TYPE_UINT8", OutputFormat::U8},
+                                                                 {"HAILO_FORMAT_TYPE_UINT16", OutputFormat::U16},
+                                                                 {"HAILO_FORMAT_TYPE_FLOAT32", OutputFormat::F32}};
+    if (v.is_string())
+        for (const auto& [name, format] : names)
+            if (v.as_string() == name) return format;
+    bad(path, "output_format_type",
+        "hailonet's output-format-type: HAILO_FORMAT_TYPE_AUTO, HAILO_FORMAT_TYPE_UINT8, HAILO_FORMAT_TYPE_UINT16 or "
+        "HAILO_FORMAT_TYPE_FLOAT32",
+        v);
+}
+
+void read_nms_json(PluginConfig& c, const json::Value& v) {
+    if (v.is_object()) {
+        c.nms_json = v;
+        c.nms_json_where = c.path + ": nms_json";
+        return;
+    }
+    if (!v.is_string() || v.as_string().empty())
+        bad(c.path, "nms_json", "the Model Zoo NMS JSON: an object, or its file's path (relative to this file)", v);
+    const std::string& given = v.as_string();
+    const std::string file = given[0] == '/' ? given : folder_of(c.path) + given;
+    if (!is_regular_file(file)) throw ConfigError(c.path + ": nms_json: no file " + file);
+    c.nms_json = parse_file(file, "the NMS JSON (nms_json)");
+    if (!c.nms_json->is_object()) throw ConfigError(file + ": the NMS JSON (nms_json) must be an object");
+    c.nms_json_where = file;
+}
+
+// Runs the core's checks; its messages name the key, prefixed here with the file when they do not.
+setup::Options read_options_of(const json::Value& object, const std::string& path) {
+    try {
+        return setup::read_options(object, path, kPluginKeys);
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        if (path.empty() || what.compare(0, path.size(), path) == 0) throw ConfigError(what);
+        throw ConfigError(path + ": " + what);
+    }
+}
+
+bool explicitly_given(const setup::Options& o, const char* setting) {
+    return std::find(o.explicit_settings.begin(), o.explicit_settings.end(), setting) != o.explicit_settings.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& plugin_keys() { return kPluginKeys; }
+
+PluginConfig read_plugin_config(const std::string& config_path) {
+    PluginConfig c;
+    c.labels = coco_labels();
+    c.document = json::Value::object({});
+    if (config_path.empty() || config_path == "NULL" || !is_regular_file(config_path)) {
+        c.options = read_options_of(c.document, "");
+        return c;
+    }
+    c.path = config_path;
+    c.document = parse_file(config_path, "the config file");
+    if (!c.document.is_object()) bad(c.path, "the config file", "a JSON object", c.document);
+    for (const auto& [key, value] : c.document.members()) {
+        if (key == "labels") {
+            read_labels(c, value);
+        } else if (key == "detection_threshold") {
+            if (!value.is_number() || !(value.as_number() >= 0.0 && value.as_number() <= 1.0))
+                bad(c.path, key, "a number in [0, 1]", value);
+            c.detection_threshold = value.as_number();
+        } else if (key == "max_boxes") {
+            if (!value.is_number() || !value.is_whole() || value.as_number() < 1.0 || value.as_number() > 1e9)
+                bad(c.path, key, "a whole number >= 1", value);
+            c.max_boxes = value.as_int();
+        } else if (key == "output_format_type") {
+            c.output_format = read_output_format(c.path, value);
+        } else if (key == "keypoint_threshold") {
+            if (!value.is_number() || !(value.as_number() >= 0.0 && value.as_number() <= 1.0))
+                bad(c.path, key, "a number in [0, 1]", value);
+            c.keypoint_threshold = float(value.as_number());
+        } else if (key == "nms_json") {
+            read_nms_json(c, value);
+        }
+    }
+    // Every other key is a DecoderConfig setting or model option: checked now, so that a bad file is
+    // reported when the pipeline starts, not at its first frame.
+    c.options = resolve_options(c, nullptr);
+    return c;
+}
+
+setup::Options resolve_options(const PluginConfig& c, const json::Value* nms_settings) {
+    setup::Options o;
+    if (nms_settings == nullptr || !nms_settings->is_object() || nms_settings->members().empty()) {
+        o = read_options_of(c.document, c.path);
+    } else {
+        // The NMS JSON's settings first, the file's own replacing them.
+        std::vector<std::pair<std::string, json::Value>> merged;
+        for (const auto& member : nms_settings->members())
+            if (c.document.find(member.first) == nullptr) merged.push_back(member);
+        for (const auto& member : c.document.members()) merged.push_back(member);
+        o = read_options_of(json::Value::object(std::move(merged)), c.path);
+    }
+    if (c.detection_threshold) {
+        if (c.document.find("score_threshold") != nullptr)
+            throw ConfigError(c.path + ": detection_threshold and score_threshold: give one of them (the first is "
+                                       "libyolo_hailortpp_post.so's name of the second)");
+        o.score_threshold.assign(1, *c.detection_threshold);
+        if (!explicitly_given(o, "score_threshold")) o.explicit_settings.push_back("score_threshold");
+    }
+    if (c.max_boxes >= 0) {
+        if (c.document.find("max_total") != nullptr)
+            throw ConfigError(c.path + ": max_boxes and max_total: give one of them (the first is "
+                                       "libyolo_hailortpp_post.so's name of the second)");
+        o.max_total = c.max_boxes;
+        if (!explicitly_given(o, "max_total")) o.explicit_settings.push_back("max_total");
+    }
+    return o;
+}
+
+}  // namespace hailo_decode::tappas

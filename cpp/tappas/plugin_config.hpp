@@ -1,0 +1,57 @@
+// The hailofilter config file (config-path): libyolo_hailortpp_post.so's keys (labels,
+// detection_threshold, max_boxes), the plugin's own (output_format_type, nms_json,
+// keypoint_threshold), and every DecoderConfig setting and model option under its own name, read
+// and checked by the core's setup::read_options (hailo_decode/setup.hpp): the one implementation
+// of the presets and checks, shared with the Python package.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hailo_decode/json.hpp"
+#include "hailo_decode/setup.hpp"
+
+namespace hailo_decode::tappas {
+
+// hailonet's output-format-type: what the output buffers hold, whatever the tensor metadata says
+// (hailonet builds the metadata from the HEF, so with FLOAT32 the data are float32 while the
+// metadata still says UINT8 or UINT16).
+enum class OutputFormat : uint8_t { Auto, U8, U16, F32 };
+
+// A bad config file: the message is one line naming the file and the key.
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct PluginConfig {
+    std::string path;                    // "" when config-path is "NULL" or names no file
+    std::vector<std::string> labels;     // by TAPPAS class id: [0] "unlabeled", class k at k + 1
+    bool labels_given = false;           // false: COCO's names
+    std::optional<double> detection_threshold;  // libyolo_hailortpp_post.so's key
+    int64_t max_boxes = -1;              // libyolo_hailortpp_post.so's key, -1: not given
+    OutputFormat output_format = OutputFormat::Auto;
+    float keypoint_threshold = 0.5f;     // pose: HailoLandmarks' threshold (hailooverlay draws points at or above it)
+    json::Value document;                // the whole file (an object; empty object without a file)
+    std::optional<json::Value> nms_json; // the Model Zoo NMS JSON document (inline or read from its file)
+    std::string nms_json_where;          // its file, or "<config>: nms_json", for messages
+    setup::Options options;              // the file's settings and model options, checked
+};
+
+// The keys the plugin reads itself; read_options skips them.
+const std::vector<std::string>& plugin_keys();
+
+// Reads config-path: "NULL" or a path that names no file gives the defaults (COCO's labels, the
+// "hailort" preset), as libyolo_hailortpp_post.so does. Throws ConfigError (one line naming the file
+// and the key) for a file that cannot be read, is not JSON, or has an unknown key, a wrong type or
+// a value out of range.
+PluginConfig read_plugin_config(const std::string& config_path);
+
+// The options a Decoder is built with: nms_settings (an NMS JSON's, or nullptr) under the config
+// file's own settings, which win; then detection_threshold and max_boxes as score_threshold and
+// max_total. Throws ConfigError.
+setup::Options resolve_options(const PluginConfig& config, const json::Value* nms_settings);
+
+}  // namespace hailo_decode::tappas

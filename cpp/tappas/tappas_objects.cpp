@@ -1,0 +1,138 @@
+#include "tappas_objects.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace hailo_decode::tappas {
+
+namespace {
+
+constexpr float kMaskTransparency = 0.3f;  // hailo-apps' instance segmentation
+
+// The integer cells p with p >= a and p < b, within [0, n): [ceil(a), ceil(b)) (Ultralytics' crop).
+void crop_cells(float a, float b, int n, int& lo, int& hi) {
+    auto cell = [n](float v) {
+        if (!(v > 0.0f)) return 0;  // also NaN
+        if (v >= float(n)) return n;
+        return int(std::ceil(v));
+    };
+    lo = cell(a);
+    hi = std::max(lo, cell(b));
+}
+
+// A point of the input (normalised) relative to the box.
+HailoPoint point_in_box(const NormBox& box, float x, float y, float confidence) {
+    const float w = box.xmax - box.xmin, h = box.ymax - box.ymin;
+    return HailoPoint(w > 0.0f ? (x - box.xmin) / w : 0.0f, h > 0.0f ? (y - box.ymin) / h : 0.0f,
+                      clamp_unit(confidence));
+}
+
+}  // namespace
+
+const std::vector<std::pair<int, int>>& coco_skeleton() {
+    static const std::vector<std::pair<int, int>> pairs = {{0, 1},  {1, 3},   {0, 2},   {2, 4},   {5, 6},   {5, 7},
+                                                           {7, 9},  {6, 8},   {8, 10},  {5, 11},  {6, 12},  {11, 12},
+                                                           {11, 13}, {12, 14}, {13, 15}, {14, 16}};
+    return pairs;
+}
+
+NormBox normalized_box(const Detection& d, const Settings& s, InputSize input) {
+    NormBox b;
+    if (s.yxyx) {
+        b = {d.box[1], d.box[0], d.box[3], d.box[2]};
+    } else {
+        b = {d.box[0], d.box[1], d.box[2], d.box[3]};
+    }
+    if (!s.normalized) {
+        b.xmin /= input.width;
+        b.xmax /= input.width;
+        b.ymin /= input.height;
+        b.ymax /= input.height;
+    }
+    return b;
+}
+
+void pixel_box(const Detection& d, const Settings& s, InputSize input, float xyxy[4]) {
+    if (s.yxyx) {
+        xyxy[0] = d.box[1], xyxy[1] = d.box[0], xyxy[2] = d.box[3], xyxy[3] = d.box[2];
+    } else {
+        xyxy[0] = d.box[0], xyxy[1] = d.box[1], xyxy[2] = d.box[2], xyxy[3] = d.box[3];
+    }
+    if (s.normalized) {
+        xyxy[0] *= input.width, xyxy[2] *= input.width;
+        xyxy[1] *= input.height, xyxy[3] *= input.height;
+    }
+}
+
+HailoDetectionPtr make_detection(const NormBox& b, int class_id, const std::vector<std::string>& labels,
+                                 float confidence) {
+    static const std::string none;
+    const std::string& label = class_id >= 0 && size_t(class_id) < labels.size() ? labels[size_t(class_id)] : none;
+    return std::make_shared<HailoDetection>(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id,
+                                            label, clamp_unit(confidence));
+}
+
+void attach_keypoints(HailoDetection& detection, const NormBox& box, const float* k, int count, bool normalized,
+                      InputSize input, float threshold) {
+    std::vector<HailoPoint> points;
+    points.reserve(size_t(count));
+    const float sx = normalized ? 1.0f : input.width, sy = normalized ? 1.0f : input.height;
+    for (int i = 0; i < count; ++i, k += 3) points.push_back(point_in_box(box, k[0] / sx, k[1] / sy, k[2]));
+    static const std::vector<std::pair<int, int>> no_pairs;
+    detection.add_object(std::make_shared<HailoLandmarks>("centerpose", std::move(points), threshold,
+                                                          count == 17 ? coco_skeleton() : no_pairs));
+}
+
+std::string rotated_box_text(const float r[5], InputSize input) {
+    char text[160];
+    std::snprintf(text, sizeof text, "hailo_decode.obb %.9g %.9g %.9g %.9g %.9g %.9g %.9g", double(r[0]), double(r[1]),
+                  double(r[2]), double(r[3]), double(r[4]), double(input.width), double(input.height));
+    return text;
+}
+
+void attach_rotated_box(HailoDetection& detection, const NormBox& box, const float r[5], int class_id,
+                        InputSize input) {
+    // Ultralytics' xywhr2xyxyxyxy: the corners centre +- w/2 along the angle +- h/2 across it.
+    const float c = std::cos(r[4]), s = std::sin(r[4]);
+    const float ax = r[2] / 2 * c, ay = r[2] / 2 * s;   // half the width, along the angle
+    const float bx = -r[3] / 2 * s, by = r[3] / 2 * c;  // half the height, across it
+    const float corners[4][2] = {{r[0] + ax + bx, r[1] + ay + by},
+                                 {r[0] + ax - bx, r[1] + ay - by},
+                                 {r[0] - ax - bx, r[1] - ay - by},
+                                 {r[0] - ax + bx, r[1] - ay + by}};
+    std::vector<HailoPoint> points;
+    points.reserve(4);
+    for (const auto& p : corners) points.push_back(point_in_box(box, p[0] / input.width, p[1] / input.height, 1.0f));
+    static const std::vector<std::pair<int, int>> outline = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+    detection.add_object(std::make_shared<HailoLandmarks>("obb", std::move(points), 0.0f, outline));
+    detection.add_object(std::make_shared<HailoUserMeta>(class_id, rotated_box_text(r, input), r[4]));
+}
+
+void attach_mask(HailoDetection& detection, const float box[4], const MaskWindow& win, const float* logits,
+                 const MaskGrid& g, int class_id) {
+    if (win.rows <= 0 || win.cols <= 0) return;
+    // The box on the prototype grid, in float32 as Ultralytics scales it (Python: masks_at_proto).
+    const float sx = float(double(g.proto_width) / double(g.image_width));
+    const float sy = float(double(g.proto_height) / double(g.image_height));
+    int x0, x1, y0, y1;
+    crop_cells(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);
+    crop_cells(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
+    if (x0 >= x1 || y0 >= y1) return;
+    std::vector<float> values(size_t(x1 - x0) * size_t(y1 - y0));
+    float* out = values.data();
+    for (int y = y0; y < y1; ++y) {
+        // The window holds the box's cells and one more each side; clamp all the same.
+        const int row = std::clamp(y - win.row0, 0, win.rows - 1);
+        const float* line = logits + size_t(row) * size_t(win.cols);
+        for (int x = x0; x < x1; ++x) {
+            const int col = std::clamp(x - win.col0, 0, win.cols - 1);
+            *out++ = 1.0f / (1.0f + std::exp(-line[col]));
+        }
+    }
+    detection.add_object(
+        std::make_shared<HailoConfClassMask>(std::move(values), x1 - x0, y1 - y0, kMaskTransparency, class_id));
+}
+
+}  // namespace hailo_decode::tappas
