@@ -1,0 +1,97 @@
+// The head family of the heads given, and the layout of YOLOv5/YOLOv7 anchor heads (one tensor of
+// anchors x (5 + classes) channels) and YOLOX heads (reg 4, objectness 1, classes). Both decode
+// boxes only: no prototype, keypoint or angle outputs.
+#include <set>
+#include <stdexcept>
+
+#include "pairing_detail.hpp"
+
+namespace hailo_decode::setup::detail {
+
+namespace {
+
+const char* family_name(HeadKind kind) {
+    return kind == HeadKind::YOLOV5 ? "yolov5" : kind == HeadKind::YOLOX ? "yolox" : "dfl";
+}
+
+void check_anchors(const NamedHead& h) {
+    if (h.anchors.empty())
+        throw std::invalid_argument("anchor head " + quoted(h.box) + ": at least one anchor (w, h) is needed");
+    for (const auto& [w, ht] : h.anchors)
+        if (w <= 0 || ht <= 0 || w > kMaxImageSide || ht > kMaxImageSide)
+            throw std::invalid_argument("anchor head " + quoted(h.box) + ": anchors must be positive whole pixels, got " +
+                                        grid_text(w, ht));
+}
+
+// The class count one head's outputs hold, after checking their channels and grids.
+int head_classes(const NamedHead& h, const ByName& by_name) {
+    if (h.kind == HeadKind::YOLOV5) {
+        const OutputShape& o = *by_name.at(h.box);
+        const int a = int(h.anchors.size());
+        if (o.channels % a || o.channels / a < 6)
+            throw std::invalid_argument("output " + quoted(o.name) + ": " + std::to_string(o.channels) + " channels do not hold " +
+                                        std::to_string(a) + " anchors x (5 + classes)");
+        return o.channels / a - 5;
+    }
+    const OutputShape &reg = *by_name.at(h.box), &obj = *by_name.at(h.obj), &cls = *by_name.at(h.cls);
+    if (reg.channels != 4)
+        throw std::invalid_argument("output " + quoted(reg.name) + ": YOLOX reg must have 4 channels, got " +
+                                    std::to_string(reg.channels));
+    if (obj.channels != 1)
+        throw std::invalid_argument("output " + quoted(obj.name) + ": YOLOX objectness must have 1 channel, got " +
+                                    std::to_string(obj.channels));
+    for (const OutputShape* o : {&obj, &cls})
+        if (o->height != reg.height || o->width != reg.width)
+            throw std::invalid_argument("output " + quoted(o->name) + ": grid " + grid_text(o->height, o->width) +
+                                        " differs from reg " + quoted(reg.name) + " " + grid_text(reg.height, reg.width));
+    return cls.channels;
+}
+
+}  // namespace
+
+HeadKind head_family(const std::vector<NamedHead>& heads) {
+    std::set<std::string> kinds;
+    for (const NamedHead& h : heads) kinds.insert(family_name(h.kind));
+    if (kinds.size() > 1)
+        throw std::invalid_argument("heads mix head families " + names_text({kinds.begin(), kinds.end()}) +
+                                    "; use Head (DFL), AnchorHead (YOLOv5/YOLOv7) or YoloxHead (YOLOX) for all of them");
+    return heads.empty() ? HeadKind::DFL : heads[0].kind;
+}
+
+Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const std::vector<OutputShape>& outputs,
+                            const ByName& by_name, const Options& options) {
+    if (heads.empty()) throw std::invalid_argument("heads must not be empty");
+    if (!options.proto.empty() || !(options.task.empty() || options.task == "detect"))
+        throw std::invalid_argument(std::string(family_name(kind)) + " heads are detection heads: no task=" +
+                                    task_text(options.task) + " or proto= for them");
+    std::vector<std::string> names, used;
+    for (const OutputShape& o : outputs) names.push_back(o.name);
+    for (NamedHead& h : heads) {
+        if (kind == HeadKind::YOLOV5) h.cls = h.box;  // one tensor: box and class
+        const std::vector<std::pair<const char*, std::string>> roles =
+            kind == HeadKind::YOLOV5 ? std::vector<std::pair<const char*, std::string>>{{"tensor", h.box}}
+                                     : std::vector<std::pair<const char*, std::string>>{{"reg", h.box}, {"obj", h.obj}, {"cls", h.cls}};
+        for (const auto& [role, n] : roles) {
+            if (!by_name.count(n))
+                throw std::invalid_argument(std::string("head ") + role + " output " + quoted(n) + " is not among the outputs " +
+                                            names_text(names));
+            used.push_back(n);
+        }
+        if (kind == HeadKind::YOLOV5) check_anchors(h);
+    }
+    check_used_once(used, outputs);
+    std::set<int> classes;
+    for (const NamedHead& h : heads) classes.insert(head_classes(h, by_name));
+    if (classes.size() != 1)
+        throw std::invalid_argument("all heads must share the class count; got " + ints_text({classes.begin(), classes.end()}));
+    Layout layout;
+    layout.kind = kind;
+    layout.task = "detect";
+    layout.num_classes = *classes.begin();
+    layout.bins = 0;  // no DFL
+    resolve_strides(heads, by_name, options, layout);
+    layout.heads = std::move(heads);
+    return layout;
+}
+
+}  // namespace hailo_decode::setup::detail
