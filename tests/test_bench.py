@@ -9,6 +9,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import bench
+from hailo_decode._install import install_hint
 
 from conftest import optional_package
 
@@ -91,7 +92,7 @@ def test_plot_without_matplotlib_stops_before_measuring(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setattr(bench, "run", lambda **kw: pytest.fail("measured without a way to plot"))
     assert bench.main(SimpleNamespace(plot="x.png", quick=True, json=None)) == 2
-    assert "pip install 'hailo-decode[plot]'" in capsys.readouterr().err
+    assert install_hint("plot") in capsys.readouterr().err
 
 
 def test_span_pass_times_only_spans_inside_their_arrays():

@@ -10,6 +10,7 @@ import numpy as np
 
 import hailo_decode as hd
 from hailo_decode import interop
+from hailo_decode._install import install_hint
 from hailo_decode.cli import main
 from hailo_decode.demo_data import load_demo_images
 
@@ -54,5 +55,5 @@ def test_demo_save_without_pillow(monkeypatch, tmp_path, capsys):
     for name in ("PIL", "PIL.Image"):
         monkeypatch.setitem(sys.modules, name, None)
     assert main(["demo", "--seconds", "0.01", "--save", str(tmp_path / "x")]) == 2
-    assert "pip install 'hailo-decode[pictures]'" in capsys.readouterr().err
+    assert install_hint("pictures") in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

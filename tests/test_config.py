@@ -70,7 +70,8 @@ def test_from_nms_json_non_square_and_bins():
     doc = dict(NMS_JSON, image_dims=[384, 640], regression_length=15)  # [height, width]; reg_max-1 style
     outs = []
     for (b, c), s in zip([("conv41", "conv42"), ("conv52", "conv53"), ("conv62", "conv63")], (8, 16, 32)):
-        outs += [hd.OutputInfo("m/" + b, (384 // s, 640 // s, 64)), hd.OutputInfo("m/" + c, (384 // s, 640 // s, 80))]
+        outs += [hd.OutputInfo("m/" + b, (384 // s, 640 // s, 64), zp=0.0, scale=1.0),
+                 hd.OutputInfo("m/" + c, (384 // s, 640 // s, 80), zp=0.0, scale=1.0)]
     cfg = hd.DecoderConfig.from_nms_json(doc, outputs=outs)
     assert cfg.image_size == (384, 640) and cfg.bins == 16
     with pytest.raises(ValueError, match="regression_length 8"):
@@ -87,7 +88,7 @@ def test_from_nms_json_layer_matching_errors():
         hd.DecoderConfig.from_nms_json(bad, outputs=outs)
     with pytest.raises(ValueError, match="background_removal"):
         hd.DecoderConfig.from_nms_json(dict(NMS_JSON, background_removal=True), outputs=outs)
-    twice = outs + [hd.OutputInfo("other/conv41", (80, 80, 64))]
+    twice = outs + [hd.OutputInfo("other/conv41", (80, 80, 64), zp=0.0, scale=1.0)]
     with pytest.raises(ValueError, match="matches several outputs"):
         hd.DecoderConfig.from_nms_json(NMS_JSON, outputs=twice)
 
@@ -123,7 +124,7 @@ def test_classes_allow_list_and_per_class_thresholds():
 def test_output_info_normalizes():
     o = hd.OutputInfo("a", [4, 5, 6], np.uint16, "hailo_format_order_fcr", zp=np.float32(3), scale=[1, 2, 3, 4, 5, 6])
     assert o.shape == (4, 5, 6) and o.dtype == "uint16" and o.order == "FCR" and o.scale == (1, 2, 3, 4, 5, 6)
-    d = hd.OutputInfo("b", (4, 5, 6), "uint8", "NHCW", device=True, padded_shape=(4, 5, 8))
+    d = hd.OutputInfo("b", (4, 5, 6), "uint8", "NHCW", device=True, padded_shape=(4, 5, 8), zp=0.0, scale=1.0)
     assert d.frame_elements == 160 and (160,) in d.frame_shapes and (4, 8, 5) in d.frame_shapes
-    odd = hd.OutputInfo("c", (1, 3, 1), "uint8", "NHWC", device=True)
+    odd = hd.OutputInfo("c", (1, 3, 1), "uint8", "NHWC", device=True, zp=0.0, scale=1.0)
     assert odd.frame_elements == 8  # a raw frame is rounded up to 8 bytes

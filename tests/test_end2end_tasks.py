@@ -319,7 +319,7 @@ def test_bad_decode_settings_name_the_setting():
     assert cfg.replace(score_threshold=0.5).keypoint_decode == "yolo26"  # kept by replace
     assert "keypoint_decode='yolo26'" in repr(cfg)
     # a task output on another grid is still refused end to end, naming the output
-    bad = [hd.OutputInfo(o.name, (o.shape[0] + 1,) + o.shape[1:], o.dtype) if o.name == "kpt0" else o
+    bad = [hd.OutputInfo(o.name, (o.shape[0] + 1,) + o.shape[1:], o.dtype, zp=o.zp, scale=o.scale) if o.name == "kpt0" else o
            for o in outputs]
     with pytest.raises(ValueError, match="kpt output 'kpt0'"):
         hd.DecoderConfig(bad, heads, image_size=(64, 64), end2end=True)

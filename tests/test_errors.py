@@ -117,7 +117,7 @@ def test_nan_in_float_input():
 ])
 def test_output_info_errors(kw, match):
     with pytest.raises(ValueError, match=match):
-        hd.OutputInfo("x", (4, 4, 3), **kw)
+        hd.OutputInfo("x", (4, 4, 3), **{"zp": 0.0, "scale": 1.0, **kw})
 
 
 def test_output_info_type_errors():
@@ -128,10 +128,10 @@ def test_output_info_type_errors():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(score_threshold=float("nan")), "score_threshold must be finite"),
-    (dict(iou_threshold=float("inf")), "iou_threshold must be a finite number"),
+    (dict(score_threshold=float("nan")), r"score_threshold must be a number in \[0, 1\], got NaN"),
+    (dict(iou_threshold=float("inf")), r"iou_threshold must be a number in \[0, 1\], got Infinity"),
     (dict(score_test="=>"), "score_test must be one of"),
-    (dict(max_per_class=-1), "max_per_class must be None or an integer >= 0"),
+    (dict(max_per_class=-1), r"max_per_class must be null \(no cap\) or an integer in \[0, 1048576\], got -1"),
     (dict(box_format="xywh"), "box_format must be one of"),
     (dict(semantics="torch"), "semantics must be one of"),
 ])
@@ -141,7 +141,7 @@ def test_setting_errors(kw, match):
 
 
 def test_unknown_setting():
-    with pytest.raises(TypeError, match=r"unknown setting\(s\) \['score_thresh'\]"):
+    with pytest.raises(TypeError, match=r'unknown key "score_thresh"; did you mean "score_threshold"\?'):
         small_config(score_thresh=0.3)
 
 
@@ -151,17 +151,18 @@ def test_config_structure_errors():
         hd.DecoderConfig(outs, [hd.Head(outs[0].name, outs[1].name, 8)])
     with pytest.raises(ValueError, match="not among the outputs"):
         hd.DecoderConfig(outs[:2], [hd.Head("nope", outs[1].name, 8)])
-    bad_box = [hd.OutputInfo("b", (4, 4, 30)), hd.OutputInfo("c", (4, 4, 3))]
+    bad_box = [hd.OutputInfo("b", (4, 4, 30), zp=0.0, scale=1.0), hd.OutputInfo("c", (4, 4, 3), zp=0.0, scale=1.0)]
     with pytest.raises(ValueError, match="30 channels, not 4 x bins"):
         hd.DecoderConfig(bad_box, [hd.Head("b", "c", 8)])
-    grids = [hd.OutputInfo("b", (4, 4, 64)), hd.OutputInfo("c", (5, 4, 3))]
+    grids = [hd.OutputInfo("b", (4, 4, 64), zp=0.0, scale=1.0), hd.OutputInfo("c", (5, 4, 3), zp=0.0, scale=1.0)]
     with pytest.raises(ValueError, match="grids differ"):
         hd.DecoderConfig(grids, [hd.Head("b", "c", 8)])
     with pytest.raises(ValueError, match="does not divide image_size"):
         hd.DecoderConfig(outs, image_size=(100, 100))
     # Out of the core's 32-bit range: a clear error, not the binding's generic TypeError.
     for size in [(10**12, 640), (640, 2**31), (0, 640)]:
-        with pytest.raises(ValueError, match=r"image_size must be positive and at most 1048576 a side, got \(" + str(size[0])):
+        with pytest.raises(ValueError, match=r"image_size must be \[height, width\], two integers in \[1, 1048576\], "
+                                             r"got \[" + str(size[0])):
             hd.DecoderConfig(outs, image_size=size)
     heads = hd.DecoderConfig(outs).heads
     with pytest.raises(ValueError, match="stride must be positive and at most 1048576, got 4294967296"):
@@ -169,8 +170,8 @@ def test_config_structure_errors():
 
 
 def test_raw_device_buffer_too_small():
-    outs = [hd.OutputInfo("b", (2, 2, 64), "uint8", "NHCW", device=True, padded_shape=(2, 3, 64)),
-            hd.OutputInfo("c", (2, 2, 3), "uint8", "NHCW", device=True, padded_shape=(2, 3, 8))]
+    outs = [hd.OutputInfo("b", (2, 2, 64), "uint8", "NHCW", device=True, padded_shape=(2, 3, 64), zp=0.0, scale=1.0),
+            hd.OutputInfo("c", (2, 2, 3), "uint8", "NHCW", device=True, padded_shape=(2, 3, 8), zp=0.0, scale=1.0)]
     d = hd.Decoder(hd.DecoderConfig(outs, [hd.Head("b", "c", 8)]))
     ok = {"b": np.zeros(2 * 3 * 64, np.uint8), "c": np.zeros(2 * 3 * 8, np.uint8)}
     assert len(d(ok)) == 0

@@ -523,7 +523,8 @@ def test_make_bindings_batch_and_errors(hp, uint8_data):
     float_cfg = hd.DecoderConfig([hd.OutputInfo(o.name, o.shape, "float32", o.order) for o in outputs])
     with pytest.raises(ValueError, match="set_format_type"):
         hailort.make_bindings(hd.Decoder(float_cfg), cim)
-    other = hd.DecoderConfig([hd.OutputInfo("x/box", (80, 80, 64)), hd.OutputInfo("x/cls", (80, 80, 2))])
+    other = hd.DecoderConfig([hd.OutputInfo("x/box", (80, 80, 64), zp=0.0, scale=1.0),
+                              hd.OutputInfo("x/cls", (80, 80, 2), zp=0.0, scale=1.0)])
     with pytest.raises(ValueError, match="not outputs of this model"):
         hailort.make_bindings(hd.Decoder(other), cim)
     with pytest.raises(ValueError, match="pass a Decoder"):

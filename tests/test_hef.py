@@ -698,7 +698,7 @@ def test_inspect_writer_yolov8(tmp_path, capsys):
     assert rep["network_groups"][0]["nms"]["bbox_decoders"][0]["cls_layer"] == "yolov8n/conv42"
     # errors
     rc, _, err = _run_inspect([str(tmp_path / "missing.hef")], capsys)
-    assert rc == 2 and "No such file" in err
+    assert rc == 2 and "missing.hef: no such file" in err
     bad = tmp_path / "bad.hef"
     bad.write_bytes(b"\x01HEF\0\0\0\x09" + b"\0" * 64)
     rc, _, err = _run_inspect([str(bad)], capsys)

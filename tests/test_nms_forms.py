@@ -260,8 +260,10 @@ def test_hef_nms_output_reads_each_form():
     assert nms.form == "by_class" and nms.formats == ("by_class", "by_score") and nms.max_bboxes_total == 28
     frame = np.frombuffer(by_score_bytes(DETS[:1], 28), np.uint8)
     assert nms.decode(frame, format="by_score").class_ids.tolist() == [3]
-    flat = hd.Detections(np.array([DETS[0][0]], np.float32), [0.9], [3], num_classes=4).to_hailo_nms_buffer()
+    flat = hd.Detections(np.array([DETS[0][0]], np.float32), [0.9], [3], num_classes=4).to_hailo_nms_buffer(max_per_class=7)
     assert nms.decode(flat).class_ids.tolist() == [3]
+    with pytest.raises(ValueError, match=r"frame of 2004 float32 values does not fit num_classes=4, max_per_class=7"):
+        nms.decode(np.zeros(4 * (1 + 5 * 100), np.float32))  # HailoRT's usual 100 a class: not this HEF's frame
     with pytest.raises(ValueError, match="not 'bbox_only'"):
         nms.decode(out, format="bbox_only")
     with pytest.raises(ValueError, match="no YOLOv8 NMS op"):

@@ -13,14 +13,15 @@ ANCHORS = {8: ((10, 13), (16, 30), (33, 23)), 16: ((30, 61), (62, 45), (59, 119)
 
 
 def _v5_outputs(channels=255):
-    return [hd.OutputInfo(f"yolov5s/conv{s}", (g, g, channels), "uint8") for g, s in GRIDS]
+    return [hd.OutputInfo(f"yolov5s/conv{s}", (g, g, channels), "uint8", zp=0.0, scale=1.0) for g, s in GRIDS]
 
 
 def _yolox_outputs(nc=80):
     outs = []
     for g, s in GRIDS:
-        outs += [hd.OutputInfo(f"yolox/reg{s}", (g, g, 4), "uint8"), hd.OutputInfo(f"yolox/obj{s}", (g, g, 1), "uint8"),
-                 hd.OutputInfo(f"yolox/cls{s}", (g, g, nc), "uint8")]
+        outs += [hd.OutputInfo(f"yolox/reg{s}", (g, g, 4), "uint8", zp=0.0, scale=1.0),
+                 hd.OutputInfo(f"yolox/obj{s}", (g, g, 1), "uint8", zp=0.0, scale=1.0),
+                 hd.OutputInfo(f"yolox/cls{s}", (g, g, nc), "uint8", zp=0.0, scale=1.0)]
     return outs
 
 
@@ -49,7 +50,7 @@ def test_anchor_reading_of_other_channel_counts():
     assert "1 anchor x (5 + 80 classes) = 85 channels" in _message(_v5_outputs(85))
     # Too few channels for any anchor head, or one tensor per grid of different sizes: the plain message.
     assert "each grid needs two (box, class) or three" in _message(_v5_outputs(4))
-    mixed = [hd.OutputInfo("a", (8, 8, 255)), hd.OutputInfo("b", (4, 4, 30))]
+    mixed = [hd.OutputInfo("a", (8, 8, 255), zp=0.0, scale=1.0), hd.OutputInfo("b", (4, 4, 30), zp=0.0, scale=1.0)]
     msg = _message(mixed)
     assert "each grid needs two (box, class) or three" in msg and "YOLOv5" not in msg
 
@@ -97,7 +98,8 @@ def test_what_paired_before_still_pairs():
     cfg = hd.DecoderConfig(_yolox_outputs(5))
     assert cfg.task == "obb" and cfg.num_classes == 5 and cfg.bins == 1
     # Pose's ambiguity is unchanged (no 4/1 triple).
-    outs = [hd.OutputInfo("box", (4, 4, 64)), hd.OutputInfo("cls", (4, 4, 1)), hd.OutputInfo("kpt", (4, 4, 51))]
+    outs = [hd.OutputInfo("box", (4, 4, 64), zp=0.0, scale=1.0), hd.OutputInfo("cls", (4, 4, 1), zp=0.0, scale=1.0),
+            hd.OutputInfo("kpt", (4, 4, 51), zp=0.0, scale=1.0)]
     with pytest.raises(ValueError, match="ambiguous: obb with 51 classes; pose with 1 class"):
         hd.DecoderConfig(outs)
     # Under task='pose' the YOLOX shapes keep the pose message.

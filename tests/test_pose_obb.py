@@ -389,7 +389,8 @@ def test_probiou_rejects_bad_shapes():
 # Config: pairing and errors
 # ---------------------------------------------------------------------------------------------
 def _outs(kind_channels, grids=((8, 8), (4, 4), (2, 2))):
-    return [hd.OutputInfo(f"{k}{i}", (g[0], g[1], c), "uint8") for i, g in enumerate(grids) for k, c in kind_channels]
+    return [hd.OutputInfo(f"{k}{i}", (g[0], g[1], c), "uint8", zp=0.0, scale=1.0)
+            for i, g in enumerate(grids) for k, c in kind_channels]
 
 
 def test_pairing_by_shape_with_a_task():
@@ -428,8 +429,8 @@ def test_pairing_refuses_to_guess():
 
 
 def _pose_outs(kpt_channels=51, kpt_grid=None, angle=False):
-    outs = [hd.OutputInfo("box", (4, 4, 64)), hd.OutputInfo("cls", (4, 4, 1))]
-    outs.append(hd.OutputInfo("extra", kpt_grid + (kpt_channels,) if kpt_grid else (4, 4, kpt_channels)))
+    outs = [hd.OutputInfo("box", (4, 4, 64), zp=0.0, scale=1.0), hd.OutputInfo("cls", (4, 4, 1), zp=0.0, scale=1.0)]
+    outs.append(hd.OutputInfo("extra", kpt_grid + (kpt_channels,) if kpt_grid else (4, 4, kpt_channels), zp=0.0, scale=1.0))
     head = hd.Head("box", "cls", 8, **({"angle": "extra"} if angle else {"kpt": "extra"}))
     return outs, [head]
 

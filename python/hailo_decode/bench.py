@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union, cast
 import numpy as np
 
 from . import _core
+from ._install import install_hint
 from .config import DecoderConfig, Head, OutputInfo
 from .decoder import Decoder
 from .detections import Detections
@@ -418,7 +419,7 @@ def _need_matplotlib():
         import matplotlib
     except ImportError as e:
         raise ImportError(f"bench --plot needs the optional package 'matplotlib', which is not installed: "
-                          f"pip install 'hailo-decode[plot]' ({e})") from e
+                          f"{install_hint('plot')} ({e})") from e
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 

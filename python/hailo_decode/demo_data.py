@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List
 
 import numpy as np
 
+from ._install import install_hint
 from .config import DecoderConfig, Head, OutputInfo
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def load_demo_images() -> List[np.ndarray]:
         from PIL import Image
     except ImportError as e:
         raise ImportError(f"the demo pictures need the optional package 'Pillow', which is not installed: "
-                          f"pip install 'hailo-decode[pictures]' ({e})") from e
+                          f"{install_hint('pictures')} ({e})") from e
     with _data_file("fall_images.npz").open("rb") as f:
         with np.load(f, allow_pickle=False) as z:
             jpegs = [z[f"jpeg{i}"] for i in range(len(z["image_names"]))]

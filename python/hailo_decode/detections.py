@@ -435,8 +435,8 @@ def _by_class(output: Any, num_classes: Optional[int], max_per_class: Optional[i
 
     if isinstance(output, (list, tuple)):
         if by_class.list_depth(output) == 4:  # a batch: frames of classes of (n, 5) rows
-            return [frame(by_class.checked_rows(f, num_classes), max_per_class) for f in output]
-        return frame(by_class.checked_rows(output, num_classes), max_per_class)
+            return [frame(by_class.checked_rows(f, num_classes, max_per_class), max_per_class) for f in output]
+        return frame(by_class.checked_rows(output, num_classes, max_per_class), max_per_class)
     a = np.asarray(output)
     if a.dtype.kind != "f":
         hint = " (a uint8 buffer is HAILO_NMS_BY_SCORE: pass format=\"by_score\")" if a.dtype == np.uint8 else ""
@@ -444,10 +444,11 @@ def _by_class(output: Any, num_classes: Optional[int], max_per_class: Optional[i
     if a.ndim in (2, 4):  # a batch of flat buffers or of tf arrays
         return [cast(Detections, _by_class(f, num_classes, max_per_class, image_size, box_format)) for f in a]
     if a.ndim == 3:
-        return frame(by_class.tf_to_rows(a, num_classes), a.shape[2])
+        return frame(by_class.tf_to_rows(a, num_classes, max_per_class), a.shape[2])
     if a.ndim == 1:
         if num_classes is None:
             raise ValueError("a flat HAILO_NMS_BY_CLASS buffer needs num_classes=")
+        by_class.check_flat_size(a.size, num_classes, max_per_class)
         return frame(by_class.flat_to_rows(a.astype(np.float32, copy=False), num_classes), max_per_class)
     raise ValueError(f"unrecognized HailoRT NMS output of shape {a.shape}: expected a per-class list, a flat "
                      f"buffer (1-D, or 2-D for a batch) or tf_nms_format [classes, 5, max] (4-D for a batch)")
@@ -498,7 +499,9 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
 
     format="by_class" (HAILO_NMS_BY_CLASS, HailoRT's default), for one frame: the pyhailort list
     (one (n, 5) array per class), the tf_nms_format array [classes, 5, max_per_class], or the
-    flat float32 buffer (needs num_classes). A batch (list of per-frame lists, a 4-D tf array, a
+    flat float32 buffer (needs num_classes; its size must be classes x (1 + 5 x max_per_class),
+    and num_classes and max_per_class, when given, must be the sizes the buffer has: ValueError
+    naming both otherwise). A batch (list of per-frame lists, a 4-D tf array, a
     2-D flat array) gives a list of Detections.
 
     format="by_score" (HAILO_NMS_BY_SCORE): the uint8 frame (1-D; 2-D for a batch) or bytes, or

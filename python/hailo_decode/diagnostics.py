@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping
 import numpy as np
 
 from .config import DecoderConfig, OutputInfo
+from .outputs import check_array_dtype
 
 __all__ = ["diagnose_outputs"]
 
@@ -66,7 +67,8 @@ def diagnose_outputs(config: DecoderConfig, raw: Mapping[str, np.ndarray]) -> Li
     with or without a batch axis): role (box/cls/kpt/angle), the share of values at the quantized minimum
     (0) and maximum (255 or 65535), the dequantized range, for class outputs the score range after
     the configured activation, and plain-words warnings (class scores saturating, logits where
-    scores were expected, clipped box logits)."""
+    scores were expected, clipped box logits). Each array must have its output's dtype, as for
+    decoding (TypeError naming the output otherwise)."""
     roles = {}
     for h in config.heads:
         roles[h.box] = "box"
@@ -80,6 +82,7 @@ def diagnose_outputs(config: DecoderConfig, raw: Mapping[str, np.ndarray]) -> Li
         if o.name not in raw:
             raise ValueError(f"no recorded values for output {o.name!r}; have {sorted(raw)}")
         a = np.asarray(raw[o.name])
+        check_array_dtype(o, a)  # the Decoder's own check: what it would refuse to decode is not diagnosed
         try:
             q = _logical(o, a)
         except ValueError:

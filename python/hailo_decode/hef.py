@@ -782,8 +782,10 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
                     decs.append(HefBboxDecoder(stride=d.u32(1), reg_pad_index=d.u32(2), cls_pad_index=d.u32(3),
                                                reg_layer=resolve(d.u32(2)), cls_layer=resolve(d.u32(3))))
                 nms = HefNmsOp(name=op_name, score_threshold=n.f64(1), iou_threshold=n.f64(2),
-                               max_proposals_per_class=n.u32(3), classes=n.u32(4), image_height=y.f64(1),
-                               image_width=y.f64(2), bbox_decoders=tuple(decs), regression_length=y.u32(5),
+                               max_proposals_per_class=n.u32(3), classes=n.u32(4),
+                               image_height=_op_image_side(y, 1, "image_height"),
+                               image_width=_op_image_side(y, 2, "image_width"), bbox_decoders=tuple(decs),
+                               regression_length=y.u32(5),
                                input_division_factor=y.u32(3), background_removal=n.flag(5),
                                background_removal_index=n.u32(6), bbox_decoding_only=n.flag(13), output_name=out_name)
         elif op.has(6):
@@ -793,6 +795,21 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
                            networks=networks, contexts=len(contexts), inputs=tuple(inputs), outputs=tuple(outputs),
                            nms=nms, ops=tuple(pp_ops), sorted_outputs_order=sorted_outputs, partial_layout=partial,
                            anchor_op=anchor_op)
+
+
+# An NMS op's image side: 0 (not set) or pixels from 1 up to this; the boxes are normalized by it.
+_MAX_OP_IMAGE_SIDE = 1e6
+
+
+def _op_image_side(y: _Msg, num: int, field: str) -> float:
+    """An NMS op's image_height or image_width (double field `num` of `y`): 0 when not set, else a
+    size in pixels. Anything else (negative, below 1, NaN, inf, 1e6 and up) is a corrupt op:
+    HailoRT normalizes its boxes by it and the mismatch report divides by it."""
+    v = y.f64(num)
+    if v == 0 or (1 <= v < _MAX_OP_IMAGE_SIDE):
+        return v
+    raise HefError(f"{y.path}: {field} is {v!r}, not an image side in pixels (1 to {_MAX_OP_IMAGE_SIDE:g}, or 0 "
+                   f"for none): the NMS op is corrupt; compile the model again")
 
 
 def _packed_u32s(m: _Msg, num: int) -> Tuple[int, ...]:
@@ -827,8 +844,9 @@ def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) ->
             decs.append(HefAnchorDecoder(stride=d.u32(1), layer=resolve(d.u32(2)), obj_layer=resolve(d.u32(4)),
                                          cls_layer=resolve(d.u32(3)), pad_indices=(d.u32(2), d.u32(4), d.u32(3))))
     return HefAnchorOp(name=op_name, kind=kind, score_threshold=n.f64(1), iou_threshold=n.f64(2),
-                       max_proposals_per_class=n.u32(3), classes=n.u32(4), image_height=y.f64(1),
-                       image_width=y.f64(2), decoders=tuple(decs), output_name=out_name)
+                       max_proposals_per_class=n.u32(3), classes=n.u32(4),
+                       image_height=_op_image_side(y, 1, "image_height"),
+                       image_width=_op_image_side(y, 2, "image_width"), decoders=tuple(decs), output_name=out_name)
 
 
 def _anchor_op_heads(ng: "HefNetworkGroup", op: HefAnchorOp) -> Tuple[List[Head], List[str], Dict[str, Any]]:
@@ -848,7 +866,7 @@ def _anchor_op_heads(ng: "HefNetworkGroup", op: HefAnchorOp) -> Tuple[List[Head]
     kw: Dict[str, Any] = dict(score_threshold=_f32(op.score_threshold), iou_threshold=_f32(op.iou_threshold))
     if op.max_proposals_per_class:
         kw["max_per_class"] = int(op.max_proposals_per_class)
-    if op.image_height > 0 and op.image_width > 0 and max(op.image_height, op.image_width) < 1e6:
+    if op.image_height > 0 and op.image_width > 0:  # both set (the reader checked their range)
         kw["image_size"] = (int(round(op.image_height)), int(round(op.image_width)))
     return heads, names, kw
 
@@ -1029,7 +1047,7 @@ def _wxh(hw: Tuple[int, int]) -> str:
 
 
 def _op_image_size(nms: HefNmsOp) -> Optional[Tuple[int, int]]:
-    if nms.image_height > 0 and nms.image_width > 0 and max(nms.image_height, nms.image_width) < 1e6:
+    if nms.image_height > 0 and nms.image_width > 0:  # both set (the reader checked their range)
         return int(round(nms.image_height)), int(round(nms.image_width))
     return None
 

@@ -8,11 +8,41 @@ from typing import Any, Optional, Set, Tuple, Union
 
 import numpy as np
 
-__all__ = ["OutputInfo"]
+__all__ = ["OutputInfo", "check_array_dtype"]
 
 _DTYPES = ("uint8", "uint16", "float32")
 _HOST_ORDERS = ("NHWC", "FCR", "F8CR", "NCHW")
 _DEVICE_ORDERS = ("NHWC", "FCR", "F8CR", "NHCW")
+
+
+class _FromQuantInfo(float):
+    """The default of OutputInfo's zp and scale: not given. Required for uint8/uint16 outputs
+    (their values mean nothing without it); float32 outputs take 0.0 and 1.0."""
+
+    def __repr__(self) -> str:
+        return "<HailoRT's quant info>"
+
+
+_NOT_GIVEN = _FromQuantInfo("nan")
+_QUANTIZED = ("uint8", "uint16")
+
+
+def _required_quant(name: str, dtype: str, zp: Any, scale: Any) -> None:
+    """Quantized outputs need their zp and scale: a uint8 value read with scale 1 scores 39 where
+    the model said 0.4, and nothing else would tell."""
+    missing = [what for what, v in (("zp", zp), ("scale", scale)) if v is _NOT_GIVEN]
+    if dtype in _QUANTIZED and missing:
+        raise ValueError(f"output {name!r}: a {dtype} output needs its quantization, but {' and '.join(missing)} "
+                         f"{'is' if len(missing) == 1 else 'are'} not given: pass zp= and scale= from HailoRT's "
+                         f"quant info (vstream_info.quant_info.qp_zp and qp_scale, or `hailo-decode inspect model.hef`), "
+                         f"or scale=1.0, zp=0.0 explicitly to read the raw integers")
+
+
+def check_array_dtype(o: "OutputInfo", a: np.ndarray) -> None:
+    """An array handed in for output `o` must have its declared dtype (TypeError otherwise):
+    decoding and diagnosing read the same values the same way."""
+    if a.dtype != np.dtype(o.dtype):
+        raise TypeError(f"output {o.name!r}: expected dtype {o.dtype}, got {a.dtype}")
 
 
 def _as_quant(value: Any, what: str, name: str) -> Union[float, Tuple[float, ...]]:
@@ -33,15 +63,20 @@ class OutputInfo:
     channel-last for NHWC, FCR and F8CR alike; "NCHW" only when asked for.
     device=True: a raw device buffer (C++ raw streams, HAILO_DISABLE_PP) in `order`
     (NHWC/FCR, NHCW or F8CR) with `padded_shape` (Hp, Wp, Cp) from the stream info.
-    zp, scale: quantization, one value per tensor or one per channel (per-feature HEFs).
+    zp, scale: quantization, one value per tensor or one per channel (per-feature HEFs), as
+    HailoRT's quant info gives them (qp_zp, qp_scale; `hailo-decode inspect model.hef` prints
+    them); a value is (q - zp) * scale. Required for uint8 and uint16 outputs: without them the
+    raw integers would be read as the values (a score of 39 instead of 0.4). To read raw
+    integers as they are, pass the identity explicitly: scale=1.0, zp=0.0. float32 outputs are
+    already dequantized and need neither.
     """
 
     name: str
     shape: Tuple[int, int, int]
     dtype: str = "uint8"
     order: str = "NHWC"
-    zp: Union[float, Tuple[float, ...]] = 0.0
-    scale: Union[float, Tuple[float, ...]] = 1.0
+    zp: Union[float, Tuple[float, ...]] = _NOT_GIVEN
+    scale: Union[float, Tuple[float, ...]] = _NOT_GIVEN
     padded_shape: Optional[Tuple[int, int, int]] = None
     device: bool = False
 
@@ -75,8 +110,9 @@ class OutputInfo:
                              f"needs device=True")
         if self.device and order == "F8CR" and padded[2] % 8:
             raise ValueError(f"output {name!r}: F8CR needs padded channels that are a multiple of 8, got {padded[2]}")
-        zp = _as_quant(self.zp, "zp", name)
-        scale = _as_quant(self.scale, "scale", name)
+        _required_quant(name, dtype, self.zp, self.scale)
+        zp = 0.0 if self.zp is _NOT_GIVEN else _as_quant(self.zp, "zp", name)
+        scale = 1.0 if self.scale is _NOT_GIVEN else _as_quant(self.scale, "scale", name)
         for what, q in (("zp", zp), ("scale", scale)):
             values = q if isinstance(q, tuple) else (q,)
             if len(values) not in (1, shape[2]):

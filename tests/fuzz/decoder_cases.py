@@ -1722,8 +1722,8 @@ def run_nms_json_spec(spec: Dict[str, Any]) -> str:
         outs += [hd.OutputInfo(box, (g, g, 4 * bins), "uint8", "FCR", zp=84.0, scale=0.09),
                  hd.OutputInfo(cls, (g, g, C), "uint8", "NHWC", zp=0.0, scale=1 / 255)]
     if spec["ambiguous"]:
-        outs.append(hd.OutputInfo("other/conv1", (1, 1, C), "uint8", "NHWC"))
-        outs.append(hd.OutputInfo("more/conv1", (1, 1, C), "uint8", "NHWC"))
+        outs.append(hd.OutputInfo("other/conv1", (1, 1, C), "uint8", "NHWC", zp=0.0, scale=1.0))
+        outs.append(hd.OutputInfo("more/conv1", (1, 1, C), "uint8", "NHWC", zp=0.0, scale=1.0))
     doc = spec["doc"]
     source: Any = doc
     if spec["form"] != "dict":

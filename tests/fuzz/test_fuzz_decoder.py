@@ -124,7 +124,7 @@ def test_edge_case_faults(fault, expected):
 
 def test_harness_catches_a_wrong_result():
     """The checks are not vacuous: tampered detections fail them."""
-    cfg = hd.DecoderConfig([hd.OutputInfo("b", (2, 2, 4)), hd.OutputInfo("c", (2, 2, 2), scale=1 / 255)],
+    cfg = hd.DecoderConfig([hd.OutputInfo("b", (2, 2, 4), zp=0.0, scale=1.0), hd.OutputInfo("c", (2, 2, 2), scale=1 / 255, zp=0.0)],
                            [hd.Head("b", "c", 8)], bins=1, score_threshold=0.5)
     raw = {"b": np.full((2, 2, 4), 2, np.uint8), "c": np.zeros((2, 2, 2), np.uint8)}
     raw["c"][0, 0, 1] = 200
@@ -144,8 +144,8 @@ def test_harness_catches_a_wrong_result():
 # Bugs the fuzzing found (FUZZING.md), fixed: each test pins the fix.
 # ------------------------------------------------------------------------------------------------
 def _small_config(**settings):
-    outs = [hd.OutputInfo("box", (1, 1, 4), "uint8", "NHWC"), hd.OutputInfo("cls", (1, 1, 2), "uint8", "NHWC",
-                                                                            scale=1 / 255)]
+    outs = [hd.OutputInfo("box", (1, 1, 4), "uint8", "NHWC", zp=0.0, scale=1.0), hd.OutputInfo("cls", (1, 1, 2), "uint8", "NHWC",
+                                                                            scale=1 / 255, zp=0.0)]
     return hd.DecoderConfig(outs, [hd.Head("box", "cls", 8)], bins=1, **settings)
 
 
@@ -180,8 +180,8 @@ def test_kb2_batched_3d_device_buffers(hp):
     to a multiple of 8 and spaces frames by. A (N, hp, 1, 5) array spaces them by 5 * hp: refused
     with a message naming the raw batch shape; the (N, frame_elements) form decodes each frame as
     decoding it alone does."""
-    box = hd.OutputInfo("box", (1, 1, 4), "uint8", "NHWC", device=True, padded_shape=(hp, 1, 5))
-    cls = hd.OutputInfo("cls", (1, 1, 1), "uint8", "NHWC", device=True, padded_shape=(hp, 1, 5), scale=1 / 255)
+    box = hd.OutputInfo("box", (1, 1, 4), "uint8", "NHWC", device=True, padded_shape=(hp, 1, 5), zp=0.0, scale=1.0)
+    cls = hd.OutputInfo("cls", (1, 1, 1), "uint8", "NHWC", device=True, padded_shape=(hp, 1, 5), scale=1 / 255, zp=0.0)
     dec = hd.Decoder(hd.DecoderConfig([box, cls], [hd.Head("box", "cls", 8)], bins=1, score_threshold=0.5))
     b = np.zeros((2, hp, 1, 5), np.uint8)
     b[:, 0, 0, :4] = 2
@@ -207,7 +207,8 @@ def test_kb3_infinite_count_in_flat_nms_buffer():
 
 def test_kb4_dequantized_range_overflowing_float32():
     try:
-        outs = [hd.OutputInfo("box", (1, 1, 4)), hd.OutputInfo("cls", (1, 1, 2), scale=2e36)]  # 255 * 2e36 > 3.4e38
+        outs = [hd.OutputInfo("box", (1, 1, 4), zp=0.0, scale=1.0),
+                hd.OutputInfo("cls", (1, 1, 2), scale=2e36, zp=0.0)]  # 255 * 2e36 > 3.4e38
         cfg = hd.DecoderConfig(outs, [hd.Head("box", "cls", 8)], bins=1, classes=[0], score_threshold=0.5)
         d = hd.Decoder(cfg)(_SMALL_RAW)
     except ValueError:
@@ -254,7 +255,7 @@ def test_kb7_decode_hailo_nms_nested_lists(output):
 @pytest.mark.parametrize("patch", [dict(stride=float("inf")), dict(image_dims=[]), dict(image_dims={}),
                                    dict(max_proposals_per_class=float("inf"))])
 def test_kb8_from_nms_json_odd_numbers(patch):
-    outs = [hd.OutputInfo("n/box", (2, 2, 64)), hd.OutputInfo("n/cls", (2, 2, 3))]
+    outs = [hd.OutputInfo("n/box", (2, 2, 64), zp=0.0, scale=1.0), hd.OutputInfo("n/cls", (2, 2, 3), zp=0.0, scale=1.0)]
     doc = {"bbox_decoders": [{"reg_layer": "box", "cls_layer": "cls", "stride": patch.get("stride", 8)}]}
     doc.update({k: v for k, v in patch.items() if k != "stride"})
     with pytest.raises(ValueError):
@@ -263,8 +264,8 @@ def test_kb8_from_nms_json_odd_numbers(patch):
 
 @pytest.mark.parametrize("value", [np.array(5, np.uint8), "abc"])
 def test_kb9_diagnose_zero_d_device_buffer(value):
-    box = hd.OutputInfo("b", (1, 1, 4), device=True, padded_shape=(1, 1, 8))
-    cfg = hd.DecoderConfig([box, hd.OutputInfo("c", (1, 1, 1))], [hd.Head("b", "c", 8)], bins=1)
+    box = hd.OutputInfo("b", (1, 1, 4), device=True, padded_shape=(1, 1, 8), zp=0.0, scale=1.0)
+    cfg = hd.DecoderConfig([box, hd.OutputInfo("c", (1, 1, 1), zp=0.0, scale=1.0)], [hd.Head("b", "c", 8)], bins=1)
     with pytest.raises((ValueError, TypeError)):
         hd.Decoder(cfg).diagnose({"b": value, "c": np.zeros((1, 1, 1), np.uint8)})
 

@@ -197,7 +197,7 @@ def test_core_refuses_bad_anchor_specs():
     from hailo_decode.decoder import _core_config
     rng = np.random.default_rng(0)
     a = _values(rng, (4, 4, 3 * 7), "uint8")
-    cfg = hd.DecoderConfig([hd.OutputInfo("t", a.shape)], [hd.AnchorHead("t", [(1, 2)] * 3, 8)])
+    cfg = hd.DecoderConfig([hd.OutputInfo("t", a.shape, zp=0.0, scale=1.0)], [hd.AnchorHead("t", [(1, 2)] * 3, 8)])
     for mutate, msg in ((lambda c: setattr(c.heads[0], "anchors", [1, 2, 3]), "pairs"),
                         (lambda c: setattr(c.heads[0], "anchors", [1, -2] * 3), "positive"),
                         (_three_classes_one_threshold, "channels must be anchors"),

@@ -7,33 +7,47 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from typing import Callable, Dict, List, cast
 
 import numpy as np
 
 from .. import _core
+from ..config import DecoderConfig
 from ..decoder import Decoder
 from ..detections import Detections
 from ..demo_data import (TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_demo_images, load_seg_demo_frames,
                          load_task_demo, seg_demo_config, seg_demo_frames, task_demo_config, task_demo_frames)
 from ..interop import draw
+from .._install import install_hint
+from .errors import UserError, need_positive, refuse_unused, writable_dir
 
 __all__ = ["add_parser", "run_demo"]
 
+DESCRIPTION = """\
+Decode raw outputs recorded from real models (they come with the package: no device, no HEF
+needed), print each frame's detections in the original image's pixels, then time the decoder.
+
+  --task detect  a YOLOv8 fall detector (2 classes) on five photographs (default)
+  --task seg     instance masks of a yolo11n-seg trained on synthetic shapes
+  --task pose    17 COCO keypoints per person of yolo11n-pose
+  --task obb     rotated boxes of a yolo11n-obb trained on synthetic shapes"""
+
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
-    demo = subparsers.add_parser("demo", help="decode the real model outputs bundled with the package")
-    demo.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
-    demo.add_argument("--threshold", type=float, default=0.25, help="score threshold (default 0.25)")
-    demo.add_argument("--seconds", type=float, default=1.0, help="how long to time (default 1 s)")
+    demo = subparsers.add_parser("demo", help="decode sample model outputs that come with the package",
+                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    demo.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort",
+                      help="whose post-processing to match: hailort (HailoRT's NMS op on the device; default) "
+                           "or ultralytics (Ultralytics' predict on the original model)")
+    demo.add_argument("--threshold", type=float, default=0.25, help="keep detections scoring at least this, "
+                                                                    "0 to 1 (default 0.25)")
+    demo.add_argument("--seconds", type=float, default=1.0, help="how long to time the decoder (default 1)")
     demo.add_argument("--task", choices=("detect", "seg", "pose", "obb"), default="detect",
-                      help="detect: the bundled YOLOv8 detector; seg: instance masks of a yolo11n-seg trained on "
-                           "synthetic shapes; pose: yolo11n-pose keypoints; obb: oriented boxes of a yolo11n-obb "
-                           "trained on synthetic shapes")
-    demo.add_argument("--save", metavar="DIR", help="write the frames with their detections drawn as DIR/frame<i>.png "
-                                                    "(needs Pillow: pip install 'hailo-decode[pictures]')")
+                      help="which sample model (see above; default detect)")
+    demo.add_argument("--save", metavar="DIR", help="--task detect only: also draw the detections on the "
+                                                    "photographs, saved as DIR/frame0.png, ... (needs Pillow: "
+                                                    f"{install_hint('pictures')})")
     demo.set_defaults(run=run_demo)
     return demo
 
@@ -75,7 +89,7 @@ def _drawn(data: Dict[str, np.ndarray], frame: int, names: List[str]) -> str:
 
 def run_seg_demo(args: argparse.Namespace) -> int:
     data = load_seg_demo_frames()
-    cfg = seg_demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
+    cfg = _from_options(lambda: seg_demo_config(data, semantics=args.semantics, score_threshold=args.threshold), args)
     decoder = Decoder(cfg)
     batch = seg_demo_frames(data)
     names = [str(n) for n in data["class_names"]]
@@ -140,9 +154,9 @@ def run_task_demo(args: argparse.Namespace) -> int:
     try:
         data = load_task_demo(args.task)
     except FileNotFoundError as e:
-        print(f"hailo-decode demo: {e}")
-        return 2
-    cfg = task_demo_config(data, args.task, semantics=args.semantics, score_threshold=args.threshold)
+        raise UserError(str(e)) from None
+    cfg = _from_options(lambda: task_demo_config(data, args.task, semantics=args.semantics,
+                                                 score_threshold=args.threshold), args)
     decoder = Decoder(cfg)
     batch = task_demo_frames(data, args.task)
     n_frames = len(data["image_names"])
@@ -184,28 +198,42 @@ def run_task_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _from_options(build: Callable[[], DecoderConfig], args: argparse.Namespace) -> DecoderConfig:
+    """The sample's config with the user's settings: what it refuses is one of those options."""
+    try:
+        return build()
+    except ValueError as e:
+        raise UserError(f"--threshold {args.threshold}, --semantics {args.semantics}: {e}") from None
+
+
+def _save(images: List[np.ndarray], i: int, orig: Detections, names: List[str], folder: str) -> str:
+    path = os.path.join(folder, f"frame{i}.png")
+    try:
+        draw(images[i], orig, names, path=path)
+    except OSError as e:
+        raise UserError(f"--save {folder}: cannot write {path} ({e.strerror or e})") from None
+    return path
+
+
 def run_demo(args: argparse.Namespace) -> int:
-    if getattr(args, "task", "detect") in ("pose", "obb"):
-        if getattr(args, "save", None):
-            print(f"hailo-decode demo: --save draws the detection demo's frames; --task {args.task} has no pictures",
-                  file=sys.stderr)
-            return 2
+    task = getattr(args, "task", "detect")
+    save = getattr(args, "save", None)
+    if task != "detect":
+        refuse_unused([("--save", save is not None)], f"--task {task} has no photographs to draw on (--task detect has)")
+    need_positive("--seconds", args.seconds, zero=True)
+    if task in ("pose", "obb"):
         return run_task_demo(args)
-    if getattr(args, "task", "detect") == "seg":
-        if getattr(args, "save", None):
-            print("hailo-decode demo: --save draws the detection demo's frames; --task seg has no pictures",
-                  file=sys.stderr)
-            return 2
+    if task == "seg":
         return run_seg_demo(args)
     images = None
-    if args.save:
+    if save is not None:
         try:
             images = load_demo_images()  # before anything else: a missing Pillow stops here
         except ImportError as e:
-            print(f"hailo-decode demo: {e}", file=sys.stderr)
-            return 2
+            raise UserError(str(e)) from None
+        writable_dir("--save", save)
     data = load_demo_frames()
-    cfg = demo_config(data, semantics=args.semantics, score_threshold=args.threshold)
+    cfg = _from_options(lambda: demo_config(data, semantics=args.semantics, score_threshold=args.threshold), args)
     decoder = Decoder(cfg)
     batch = demo_frames(data)
     names = [str(n) for n in data["class_names"]]
@@ -223,11 +251,8 @@ def run_demo(args: argparse.Namespace) -> int:
         for box, score, cls in zip(orig.boxes, orig.scores, orig.class_ids):
             x1, y1, x2, y2 = (float(v) for v in box)
             print(f"    {names[cls]:<8} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f} (original pixels)")
-        if images is not None:
-            os.makedirs(args.save, exist_ok=True)
-            path = os.path.join(args.save, f"frame{i}.png")
-            draw(images[i], orig, names, path=path)
-            print(f"    wrote {path}")
+        if images is not None and save is not None:
+            print(f"    wrote {_save(images, i, orig, names, save)}")
 
     # Time per frame: one frame at a time, as a live pipeline calls it.
     singles = [{k: v[i] for k, v in batch.items()} for i in range(n_frames)]

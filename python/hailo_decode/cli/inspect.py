@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -16,10 +15,20 @@ import numpy as np
 
 from ..config import DecoderConfig, end2end_choice, task_decode_choice
 from ..decoder import Decoder
-from ..hef import (HefError, HefInfo, HefLayer, HefMismatchWarning, HefNetworkGroup, bbox_only_proposals,
-                   config_from_hef, hef_mismatches, infer_class_activation, read_hef)
+from .errors import UserError, load_hef, load_npz
+from ..hef import (HefInfo, HefLayer, HefMismatchWarning, HefNetworkGroup, bbox_only_proposals,
+                   config_from_hef, hef_mismatches, infer_class_activation)
 
 __all__ = ["add_parser", "config_to_dict", "inspect_report", "format_report", "run_inspect"]
+
+DESCRIPTION = """\
+Show what a compiled model (.hef) holds, as `hailortcli parse-hef` does (network groups, inputs,
+outputs with their order and shape on the host and on the device), plus each output's
+quantization (zero point and scale), the YOLO NMS op HailoRT would run, and the decoder
+configuration hailo-decode builds from the file (or why it cannot). No HailoRT or device needed.
+
+With --frames: also check raw outputs recorded from the device for saturation (values stuck at the
+quantized minimum or maximum) and for logits where scores were expected."""
 
 _TYPE = {"uint8": "UINT8", "uint16": "UINT16", "float32": "FLOAT32"}
 _QMAX = {"uint8": 255, "uint16": 65535}
@@ -28,19 +37,25 @@ _QMAX = {"uint8": 255, "uint16": 65535}
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
     """Registers `inspect` on the `hailo-decode` command's subparsers (runs via args.run(args))."""
     p = subparsers.add_parser(
-        "inspect", help="show a HEF's outputs, quantization, NMS op and the decoder configuration (no HailoRT needed)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("hef", help="path to a .hef file")
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    p.add_argument("--network-group", default=None, help="network group name (default: the first)")
+        "inspect", help="show what a .hef file holds and how hailo-decode would decode it",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("hef", help="the compiled model, a .hef file")
+    p.add_argument("--json", action="store_true", help="print the same as JSON, for scripts")
+    p.add_argument("--network-group", default=None, metavar="NAME",
+                   help="which network group to show, for a HEF with several (default: all; with --frames: "
+                        "needed when there are several)")
     p.add_argument("--device-buffers", action="store_true",
-                   help="configure for raw device buffers (device order, padded shape) instead of vstreams")
-    p.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort")
+                   help="describe the outputs as raw device buffers (device order, padded shape; C++ raw "
+                        "streams) instead of what vstreams and InferModel hand out")
+    p.add_argument("--semantics", choices=("hailort", "ultralytics"), default="hailort",
+                   help="whose post-processing the configuration matches: hailort (HailoRT's NMS op; default) "
+                        "or ultralytics (Ultralytics' predict)")
     p.add_argument("--task", choices=("detect", "pose", "obb"), default=None,
-                   help="what the heads are, when three outputs per grid leave it open (box, class and keypoints "
-                        "or angle); default: what the output shapes say")
-    p.add_argument("--frames", metavar="DUMP.npz", default=None,
-                   help="raw outputs recorded from the device ({output name: array}); reports saturation per output")
+                   help="what the model does, when its output shapes leave it open (three outputs per grid: "
+                        "box, class and keypoints or angle); default: what the shapes say")
+    p.add_argument("--frames", metavar="NPZ", default=None,
+                   help="raw outputs recorded from the device, an .npz of arrays keyed by output name "
+                        "(numpy.savez); reports saturation per output")
     p.set_defaults(run=run_inspect)
     return p
 
@@ -337,8 +352,7 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
 
 
 def _load_frames(path: str, cfg: DecoderConfig) -> Dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
+    data = load_npz("--frames", path)
     raw: Dict[str, np.ndarray] = {}
     for o in cfg.outputs:
         if o.name in data:
@@ -347,33 +361,38 @@ def _load_frames(path: str, cfg: DecoderConfig) -> Dict[str, np.ndarray]:
         short = o.name.rsplit("/", 1)[-1]
         cands = [k for k in data if k.rsplit("/", 1)[-1] == short]
         if len(cands) != 1:
-            raise ValueError(f"{path}: no array for output {o.name!r} (keys: {sorted(data)})")
+            raise UserError(f"--frames {path}: no array for output {o.name!r} (keys: {sorted(data)})")
         raw[o.name] = data[cands[0]]
     return {k: np.ascontiguousarray(v) for k, v in raw.items()}
 
 
+def _group(info: HefInfo, name: Optional[str], frames: Optional[str]) -> Optional[str]:
+    """The --network-group to report: the name given (it must exist), or None for all of them;
+    --frames diagnoses one group, so a HEF with several needs the name."""
+    names = [ng.name for ng in info.network_groups]
+    if name is not None and name not in names:
+        raise UserError(f"--network-group {name}: the HEF has no such network group; it has {names}")
+    if name is None and frames is not None and len(names) > 1:
+        raise UserError(f"--frames: the HEF has {len(names)} network groups {names}; say which recorded them with "
+                        f"--network-group NAME")
+    return name
+
+
 def run_inspect(args: argparse.Namespace) -> int:
-    try:
-        info = read_hef(args.hef)
-        rep = inspect_report(info, args.network_group, device_buffers=args.device_buffers, semantics=args.semantics,
-                             task=args.task)
-    except (HefError, OSError, KeyError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"hailo-decode inspect: {msg}", file=sys.stderr)
-        return 2
+    info = load_hef("", args.hef)
+    group = _group(info, args.network_group, args.frames)
+    rep = inspect_report(info, group, device_buffers=args.device_buffers, semantics=args.semantics, task=args.task)
     diagnosis = None
-    if args.frames:
+    if args.frames is not None:
         ng = rep["network_groups"][0]
         if ng["decoder"] is None:
-            print(f"hailo-decode inspect: --frames needs a decoder configuration: {ng['decoder_error']}",
-                  file=sys.stderr)
-            return 2
+            raise UserError(f"--frames needs a decoder configuration, and the HEF gives none: {ng['decoder_error']}")
+        cfg = _config_quietly(info, ng["name"], args.device_buffers, args.semantics, args.task)
+        frames = _load_frames(args.frames, cfg)
         try:
-            cfg = _config_quietly(info, ng["name"], args.device_buffers, args.semantics, args.task)
-            diagnosis = Decoder(cfg).diagnose(_load_frames(args.frames, cfg))
-        except (OSError, ValueError, TypeError) as e:
-            print(f"hailo-decode inspect: {args.frames}: {e}", file=sys.stderr)
-            return 2
+            diagnosis = Decoder(cfg).diagnose(frames)
+        except (ValueError, TypeError) as e:
+            raise UserError(f"--frames {args.frames}: {e}") from None
     if args.json:
         if diagnosis is not None:
             rep["diagnosis"] = diagnosis

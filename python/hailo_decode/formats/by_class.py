@@ -16,7 +16,7 @@ import numpy as np
 from .. import _core
 
 __all__ = ["BBOX_PARAMS", "DEFAULT_MAX_PER_CLASS", "MAX_NMS_BUFFER_FLOATS", "max_per_class_or_default",
-           "buffer_size", "class_runs", "flat_to_rows", "flat_to_pyhailort", "flat_to_tf", "tf_to_rows",
+           "buffer_size", "check_flat_size", "class_runs", "flat_to_rows", "flat_to_pyhailort", "flat_to_tf", "tf_to_rows",
            "checked_rows", "list_depth", "rows_to_arrays", "pack"]
 
 BBOX_PARAMS = 5  # y_min, x_min, y_max, x_max, score
@@ -40,6 +40,27 @@ def buffer_size(num_classes: int, max_per_class: int) -> int:
         raise ValueError(f"a HAILO_NMS_BY_CLASS buffer for {nc} classes x {mpc} boxes would hold {size} float32 "
                          f"values, more than {MAX_NMS_BUFFER_FLOATS}")
     return size
+
+
+def check_flat_size(size: int, num_classes: int, max_per_class: Optional[int] = None) -> None:
+    """A flat frame of `size` float32 values must be what HailoRT writes for these counts:
+    classes * (1 + 5 * max_per_class) values (any max_per_class when it is not given). Another size
+    means the class count (or the cap) is not the model's, and the counts would be read from the
+    middle of other classes' boxes: ValueError naming the sizes."""
+    nc = int(num_classes)
+    if max_per_class is not None:
+        expected = buffer_size(nc, max_per_class)
+        if size != expected:
+            raise ValueError(f"a flat HAILO_NMS_BY_CLASS frame of {size} float32 values does not fit num_classes={nc}, "
+                             f"max_per_class={max_per_class}: that frame holds {expected} (classes x (1 + 5 x "
+                             f"max_per_class)); pass the HEF's classes and max proposals per class "
+                             f"(`hailo-decode inspect model.hef` prints them)")
+        return
+    per_class, extra = divmod(size, nc)
+    if size < nc or extra or (per_class - 1) % BBOX_PARAMS:
+        raise ValueError(f"a flat HAILO_NMS_BY_CLASS frame of {size} float32 values does not fit num_classes={nc}: "
+                         f"a frame holds classes x (1 + 5 x max_per_class) values; pass the HEF's class count "
+                         f"(`hailo-decode inspect model.hef` prints it)")
 
 
 def class_runs(flat: np.ndarray, num_classes: int) -> List[Tuple[int, int]]:
@@ -80,13 +101,17 @@ def flat_to_tf(flat: np.ndarray, num_classes: int, max_per_class: int) -> np.nda
     return np.swapaxes(tf, 1, 2)
 
 
-def tf_to_rows(tf: np.ndarray, num_classes: Optional[int] = None) -> List[np.ndarray]:
-    """Rows of one tf_nms_format frame [classes, 5, max]: the rows that are not all-zero padding."""
+def tf_to_rows(tf: np.ndarray, num_classes: Optional[int] = None, max_per_class: Optional[int] = None) -> List[np.ndarray]:
+    """Rows of one tf_nms_format frame [classes, 5, max]: the rows that are not all-zero padding.
+    num_classes and max_per_class, when given, must be the array's sizes."""
     a = np.asarray(tf)
     if a.ndim != 3 or a.shape[1] != BBOX_PARAMS:
         raise ValueError(f"tf_nms_format must be [classes, 5, max_per_class], got shape {a.shape}")
     if num_classes is not None and a.shape[0] != num_classes:
         raise ValueError(f"expected {num_classes} classes, tf array has {a.shape[0]}")
+    if max_per_class is not None and a.shape[2] != max_per_class:
+        raise ValueError(f"max_per_class={max_per_class}, but the tf_nms_format array [classes, 5, max_per_class] "
+                         f"has shape {a.shape}")
     rows = []
     for k in range(a.shape[0]):
         r = a[k].T.astype(np.float32, copy=False)
@@ -94,8 +119,9 @@ def tf_to_rows(tf: np.ndarray, num_classes: Optional[int] = None) -> List[np.nda
     return rows
 
 
-def checked_rows(output: Any, num_classes: Optional[int] = None) -> List[np.ndarray]:
-    """One frame of pyhailort's per-class list, each entry checked to be (n, 5) numbers."""
+def checked_rows(output: Any, num_classes: Optional[int] = None, max_per_class: Optional[int] = None) -> List[np.ndarray]:
+    """One frame of pyhailort's per-class list, each entry checked to be (n, 5) numbers, at most
+    max_per_class of them when it is given."""
     if not isinstance(output, (list, tuple)):
         raise ValueError(f"expected a per-class list for a frame, got {type(output).__name__}")
     rows = []
@@ -107,6 +133,8 @@ def checked_rows(output: Any, num_classes: Optional[int] = None) -> List[np.ndar
         if a.size and (a.ndim != 2 or a.shape[1] != BBOX_PARAMS):
             raise ValueError(f"class {k}: expected an (n, 5) array, got shape {a.shape}")
         rows.append(a.reshape(-1, BBOX_PARAMS))
+        if max_per_class is not None and len(rows[-1]) > max_per_class:
+            raise ValueError(f"class {k}: {len(rows[-1])} boxes, more than max_per_class={max_per_class}")
     if num_classes is not None and len(rows) != num_classes:
         raise ValueError(f"expected {num_classes} classes, got a list of {len(rows)}")
     return rows

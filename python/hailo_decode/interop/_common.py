@@ -10,6 +10,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._install import install_hint
 from ..config import BOX_FORMATS
 
 
@@ -19,7 +20,7 @@ def optional_import(module: str, extra: str, what: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as e:
         raise ImportError(f"{what} needs the optional package {module.split('.')[0]!r}, which is not "
-                          f"installed: pip install 'hailo-decode[{extra}]' ({e})") from e
+                          f"installed: {install_hint(extra)} ({e})") from e
 
 
 def image_hw(dets: Any) -> Optional[Tuple[int, int]]:
