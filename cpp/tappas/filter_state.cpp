@@ -52,6 +52,7 @@ FilterState::FilterState(const std::string& config_path, const std::string& func
                         " is not one of this plugin's functions (filter, filter_letterbox): hailofilter will not find it");
         config_ = read_plugin_config(config_path);
         config_ok_ = true;
+        if (!config_.notice.empty()) report_once(config_.notice);
     } catch (const std::exception& e) {
         report_once(std::string(e.what()) + " (this element adds nothing to any frame)");
     } catch (...) {

@@ -111,6 +111,11 @@ PluginConfig read_plugin_config(const std::string& config_path) {
     c.labels = coco_labels();
     c.document = json::Value::object({});
     if (config_path.empty() || config_path == "NULL" || !is_regular_file(config_path)) {
+        // libyolo_hailortpp_post.so's behaviour (COCO's labels, default settings), with a word when
+        // a path was given: a typo there would otherwise go unnoticed.
+        if (!config_path.empty() && config_path != "NULL")
+            c.notice = "config-path " + config_path + " is not a file: using the defaults (COCO's labels, the "
+                       "hailort preset)";
         c.options = read_options_of(c.document, "");
         return c;
     }

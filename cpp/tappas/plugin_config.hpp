@@ -28,6 +28,7 @@ struct ConfigError : std::runtime_error {
 
 struct PluginConfig {
     std::string path;                    // "" when config-path is "NULL" or names no file
+    std::string notice;                  // a config-path that names no file: said once, defaults used
     std::vector<std::string> labels;     // by TAPPAS class id: [0] "unlabeled", class k at k + 1
     bool labels_given = false;           // false: COCO's names
     std::optional<double> detection_threshold;  // libyolo_hailortpp_post.so's key
