@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from .. import cmake_info
+from .errors import UserError
 
 __all__ = ["add_parser", "run_tappas", "plugin_sources", "TappasBuildError", "PLUGIN_NAME"]
 
@@ -27,8 +28,9 @@ HOST_NAME = "hailo_decode_tappas_host"
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
-class TappasBuildError(Exception):
-    """A reason the plugin cannot be built here, in one line that says what to do."""
+class TappasBuildError(UserError):
+    """A reason the plugin cannot be built here, in one line that says what to do (main() prints
+    it after the command's name and exits with status 2)."""
 
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
@@ -158,8 +160,7 @@ def pipeline_line(plugin: str) -> str:
 
 def run_tappas(args: argparse.Namespace) -> int:
     if args.jobs < 1:
-        print(f"hailo-decode tappas build: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
-        return 2
+        raise TappasBuildError(f"--jobs must be >= 1, got {args.jobs}")
     out = Path(args.out)
     try:
         if args.build_dir is not None:
@@ -167,12 +168,8 @@ def run_tappas(args: argparse.Namespace) -> int:
         else:
             with tempfile.TemporaryDirectory(prefix="hailo_decode_tappas_") as tmp:
                 built = build_plugin(args.include, out, Path(tmp), args.jobs, args.host, args.verbose)
-    except TappasBuildError as e:
-        print(f"hailo-decode tappas build: {e}", file=sys.stderr)
-        return 2
     except OSError as e:
-        print(f"hailo-decode tappas build: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        raise TappasBuildError(f"{e.filename or args.out}: {e.strerror or e}") from None
     print(f"{built['plugin']}")
     print(f"  TAPPAS ABI line: {built['abi']} (built against these headers: use it with that TAPPAS only)")
     if "host" in built:

@@ -1,0 +1,665 @@
+"""The TAPPAS hailofilter plugin (cpp/tappas, docs/gstreamer.md), built for both ABI lines against
+the headers in ../shared/tappas (5.1: hailo_tensor_metadata_t, 3.31: hailo_vstream_info_t) and the
+installed package's static core, exactly as `hailo-decode tappas build` builds it, and run by its
+test host, which does to it what hailofilter does (dlopen, init, dlsym, per frame an ROI with every
+output tensor added, the call, the tensors cleared, free_resources) and prints the objects it
+added. The plugin's objects must be the Python Decoder's for the same tensors and settings."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pytest
+
+import hailo_decode as hd
+from hailo_decode import cmake_info
+from hailo_decode.detections import rbox_corners
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "tappas"
+DATA = ROOT / "python" / "hailo_decode" / "data"
+FIXTURES = ROOT / "tests" / "fixtures"
+EXAMPLES = ROOT / "examples" / "tappas"
+LINES = ("5.1", "3.31")
+STRIDES = (8, 16, 32)
+EXPORTS = {"init", "free_resources", "filter", "filter_letterbox", "hailo_decode_tappas_abi"}
+ABI = {"5.1": "5.x: hailo_tensor_metadata_t", "3.31": "3.x: hailo_vstream_info_t"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Building (once per line and session) and running the host
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Built:
+    line: str
+    plugin: Path
+    host: Path
+    stdout: str
+
+
+def _env() -> Dict[str, str]:
+    # A sanitizer runtime CI preloads into Python is not for the build tools; a sanitized core
+    # links its runtime into the plugin and the host itself.
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
+@pytest.fixture(scope="session")
+def _builds(tmp_path_factory):
+    cache: Dict[str, Built] = {}
+
+    def get(line: str) -> Built:
+        if not SHARED.is_dir():
+            pytest.skip(f"{SHARED} is absent: the TAPPAS headers (../shared/tappas beside the repository) are needed "
+                        "to build the plugin")
+        try:
+            cmake_info.cmake_dir()
+        except FileNotFoundError as e:
+            pytest.skip(f"the installed package has no C++ side: {e}")
+        if line not in cache:
+            from hailo_decode.cli import main
+            out = tmp_path_factory.mktemp(f"tappas{line}")
+            include = f"{SHARED / line / 'tappas'};{SHARED / line / 'hailort'}"
+            printed, errors = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
+                status = main(["tappas", "build", "--include", include, "--out", str(out), "--build-dir",
+                               str(out / "build"), "--host", "--jobs", "2"])
+            assert status == 0, errors.getvalue()
+            cache[line] = Built(line, out / "libhailo_decode_tappas.so", out / "hailo_decode_tappas_host",
+                                printed.getvalue())
+        return cache[line]
+
+    return get
+
+
+@pytest.fixture(params=LINES)
+def built(request, _builds) -> Built:
+    return _builds(request.param)
+
+
+@dataclass
+class Out:
+    """One output as hailonet hands it: data (frames, H, W, C) in the buffer's type, or (frames, n)
+    float32 for an NMS op's output; what the metadata says (its type, quantization, NMS shape)."""
+    name: str
+    data: np.ndarray
+    meta_type: str = "UINT8"
+    zp: float = 0.0
+    scale: float = 1.0
+    nms: Optional[Tuple[int, int]] = None  # (classes, max_bboxes_per_class)
+
+
+def _write_frames(folder: Path, outs: Sequence[Out]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [f"outputs {len(outs)}"]
+    frames = None
+    for i, o in enumerate(outs):
+        data = np.ascontiguousarray(o.data)
+        frames = data.shape[0] if frames is None else frames
+        assert data.shape[0] == frames
+        path = folder / f"out{i}.bin"
+        data.tofile(path)
+        h, w, c = (0, 0, 0) if o.nms else data.shape[1:]
+        classes, mpc = o.nms or (0, 0)
+        lines.append(f"{o.name} {h} {w} {c} {o.meta_type} {float(o.zp)!r} {float(o.scale)!r} {int(bool(o.nms))} "
+                     f"{classes} {mpc} {data[0].nbytes} {path}")
+    lines.append(f"frames {frames}")
+    desc = folder / "frames.txt"
+    desc.write_text("\n".join(lines) + "\n")
+    return desc
+
+
+def _run_host(built: Built, desc: Optional[Path], config: Any = None, function: str = "filter",
+              scaling: Optional[Sequence[float]] = None, extra: Sequence[str] = (),
+              tmp: Optional[Path] = None) -> Tuple[List[dict], str]:
+    """Runs the frames through the plugin; returns (frames' objects, stderr). `config`: None
+    ("NULL"), a dict (written to a file), or a path."""
+    if isinstance(config, dict):
+        assert tmp is not None
+        path = tmp / f"config_{abs(hash(json.dumps(config, sort_keys=True)))}.json"
+        path.write_text(json.dumps(config))
+        config = path
+    cmd = [str(built.host), "--plugin", str(built.plugin), "--config", str(config or "NULL"), "--function", function]
+    cmd += ["--frames", str(desc)] if desc is not None else ["--synthetic"]
+    if scaling is not None:
+        cmd += ["--scaling", *[repr(float(v)) for v in scaling]]
+    cmd += list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    if "--quiet" in extra or "--bench" in extra:
+        return [], r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["abi"] == ABI[built.line]
+    return doc["frames"], r.stderr
+
+
+def _detections(frame: dict) -> List[dict]:
+    assert all(o["type"] == "detection" for o in frame["objects"])
+    return frame["objects"]
+
+
+def _subs(det: dict, kind: str) -> List[dict]:
+    return [o for o in det["objects"] if o["type"] == kind]
+
+
+# ---------------------------------------------------------------------------------------------
+# The models: real outputs the package ships, as hailonet would hand them
+# ---------------------------------------------------------------------------------------------
+def _demo(name: str, extra: Optional[str], proto: bool = False):
+    """A demo file (python/hailo_decode/data): its outputs (all frames) and OutputInfos."""
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    z = dict(np.load(path))
+    outs, infos = [], []
+    kinds = ["box", "cls"] + ([extra] if extra else [])
+    keys = [f"{k}_{s}" for s in STRIDES for k in kinds] + (["proto"] if proto else [])
+    for key in keys:
+        a = z[key]
+        zp, scale = float(z[f"zp_{key}"]), float(z[f"scale_{key}"])
+        name_ = f"model/{key}"
+        outs.append(Out(name_, a, "UINT8", zp, scale))
+        infos.append(hd.OutputInfo(name_, a.shape[1:], "uint8", zp=zp, scale=scale))
+    return outs, infos, [str(n) for n in z["class_names"]]
+
+
+def _python_frames(cfg: hd.DecoderConfig, outs: Sequence[Out]) -> List[hd.Detections]:
+    dec = hd.Decoder(cfg)
+    n = outs[0].data.shape[0]
+    return [dec({o.name: o.data[i] for o in outs}) for i in range(n)]
+
+
+def _normalized(d: hd.Detections) -> np.ndarray:
+    """HailoDetection's bbox [xmin, ymin, w, h] as the plugin computes it, float32."""
+    b = d.boxes_as("yxyx_normalized").astype(np.float32)
+    xmin, ymin, xmax, ymax = b[:, 1], b[:, 0], b[:, 3], b[:, 2]
+    return np.stack([xmin, ymin, xmax - xmin, ymax - ymin], axis=1).astype(np.float32)
+
+
+def _check_detections(frames: List[dict], expected: List[hd.Detections], labels: Sequence[str]) -> int:
+    assert len(frames) == len(expected)
+    total = 0
+    for frame, d in zip(frames, expected):
+        dets = _detections(frame)
+        assert len(dets) == len(d)
+        if not len(d):
+            continue
+        np.testing.assert_array_equal(np.float32([x["bbox"] for x in dets]), _normalized(d))
+        np.testing.assert_array_equal([x["class_id"] for x in dets], d.class_ids + 1)
+        assert [x["label"] for x in dets] == [labels[c + 1] if c + 1 < len(labels) else "" for c in d.class_ids]
+        np.testing.assert_array_equal(np.float32([x["confidence"] for x in dets]), np.clip(d.scores, 0, 1))
+        total += len(d)
+    return total
+
+
+def _labels(names: Sequence[str]) -> List[str]:
+    return ["unlabeled", *names]
+
+
+# ---------------------------------------------------------------------------------------------
+# The build and its exports
+# ---------------------------------------------------------------------------------------------
+def test_the_build_says_the_abi_line_and_prints_a_pipeline(built):
+    assert built.plugin.is_file() and built.host.is_file()
+    assert ABI[built.line] in built.stdout
+    assert f"hailofilter so-path={built.plugin.resolve()}" in built.stdout
+    assert "gst-launch-1.0" in built.stdout and "hailooverlay" in built.stdout
+    assert "nms-score-threshold=" not in built.stdout.split("gst-launch-1.0", 1)[1]
+    r = subprocess.run([str(built.host), "--plugin", str(built.plugin), "--abi"], capture_output=True, text=True,
+                       env=_env())
+    assert r.returncode == 0 and r.stdout.splitlines() == [ABI[built.line]] * 2
+
+
+def test_only_the_entry_points_are_exported(built):
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm (binutils) not found")
+    r = subprocess.run([nm, "-D", "--defined-only", str(built.plugin)], capture_output=True, text=True, check=True)
+    exported = {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
+    assert exported == EXPORTS
+    # Links nothing of Hailo's (TAPPAS' headers are header-only).
+    ldd = shutil.which("ldd")
+    if ldd:
+        deps = subprocess.run([ldd, str(built.plugin)], capture_output=True, text=True, env=_env()).stdout
+        assert "hailo" not in deps.replace(str(built.plugin), "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Every task: the plugin's objects are the Python Decoder's
+# ---------------------------------------------------------------------------------------------
+def test_detection_dfl_equals_the_python_decoder(built, tmp_path):
+    outs, infos, names = _demo("fall_uint8.npz", None)
+    settings = dict(class_activation="sigmoid", score_threshold=0.1, iou_threshold=0.6)  # the model's logits
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    labels = _labels(names)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), dict(labels=labels, **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, labels) >= 5
+    assert err == ""
+    for frame in frames:
+        assert frame["scaling_bbox"] == [0, 0, 1, 1]
+        assert all(not d["objects"] for d in frame["objects"])
+
+
+def test_without_a_config_file_labels_are_cocos(built, tmp_path):
+    outs, infos, _ = _demo("fall_uint8.npz", None)
+    expected = _python_frames(hd.DecoderConfig(infos), outs)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), None)
+    coco = ["unlabeled", "person", "bicycle"]
+    assert _check_detections(frames, expected, coco) >= 1
+    assert err == ""
+
+
+def test_pose_landmarks_equal_the_python_decoder(built, tmp_path):
+    outs, infos, names = _demo("pose_uint8.npz", "kpt")
+    settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, _labels(names)) >= 3
+    skeleton = [[0, 1], [1, 3], [0, 2], [2, 4], [5, 6], [5, 7], [7, 9], [6, 8], [8, 10], [5, 11], [6, 12], [11, 12],
+                [11, 13], [12, 14], [13, 15], [14, 16]]
+    for frame, d in zip(frames, expected):
+        box = _normalized(d)
+        H, W = d.image_size  # ultralytics' box format is xyxy_pixels: keypoints in pixels too
+        for det, b, k in zip(_detections(frame), box, d.keypoints / np.float32([W, H, 1])):
+            (lm,) = _subs(det, "landmarks")
+            assert lm["name"] == "centerpose" and lm["pairs"] == skeleton and lm["threshold"] == 0.5
+            pts = np.float32(lm["points"])
+            xmin, ymin, w, h = b
+            np.testing.assert_array_equal(pts[:, 0], (k[:, 0] - xmin) / w)
+            np.testing.assert_array_equal(pts[:, 1], (k[:, 1] - ymin) / h)
+            np.testing.assert_array_equal(pts[:, 2], np.clip(k[:, 2], 0, 1))
+
+
+def _crop(a: np.float32, b: np.float32, n: int) -> Tuple[int, int]:
+    def cell(v):
+        return 0 if not v > 0 else n if v >= n else int(np.ceil(v))
+    lo = cell(a)
+    return lo, max(lo, cell(b))
+
+
+def test_segmentation_masks_equal_the_python_decoder(built, tmp_path):
+    outs, infos, names = _demo("seg_uint8.npz", "mask", proto=True)
+    settings = dict(semantics="ultralytics", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, _labels(names)) >= 5
+    masks = 0
+    for frame, d in zip(frames, expected):
+        ml = d._mask_logits
+        ph, pw, H, W = ml.grid
+        sx, sy = np.float32(pw / W), np.float32(ph / H)
+        at_proto = d.masks_at_proto()
+        for i, (det, box) in enumerate(zip(_detections(frame), d.boxes_as("xyxy_pixels"))):
+            x0, x1 = _crop(box[0] * sx, box[2] * sx, pw)
+            y0, y1 = _crop(box[1] * sy, box[3] * sy, ph)
+            found = _subs(det, "conf_class_mask")
+            if x0 == x1 or y0 == y1:
+                assert not found
+                continue
+            (m,) = found
+            assert (m["width"], m["height"]) == (x1 - x0, y1 - y0)
+            assert m["class_id"] == det["class_id"] and m["transparency"] == pytest.approx(0.3)
+            r0, c0, rows, cols = (int(v) for v in ml.windows[i])
+            logits = ml.logits[int(ml.offsets[i]):int(ml.offsets[i]) + rows * cols].reshape(rows, cols)
+            crop = logits[y0 - r0:y1 - r0, x0 - c0:x1 - c0].astype(np.float32)
+            values = np.float32(m["data"]).reshape(y1 - y0, x1 - x0)
+            np.testing.assert_allclose(values, 1 / (1 + np.exp(-crop.astype(np.float64))), rtol=0, atol=1e-6)
+            # Above one half exactly where the Python package's prototype-grid mask is set.
+            clear = np.abs(crop) > 1e-5
+            np.testing.assert_array_equal((values > 0.5)[clear], at_proto[i, y0:y1, x0:x1][clear])
+            masks += 1
+    assert masks >= 5
+
+
+def test_obb_reads_back_exactly_and_draws_its_outline(built, tmp_path):
+    outs, infos, names = _demo("obb_uint8.npz", "angle")
+    settings = dict(task="obb", semantics="ultralytics", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, _labels(names)) >= 5
+    for frame, d in zip(frames, expected):
+        H, W = d.image_size
+        corners = rbox_corners(d.rboxes) / np.float32([W, H])
+        for det, b, r, c in zip(_detections(frame), _normalized(d), d.rboxes, corners):
+            (meta,) = _subs(det, "user_meta")
+            words = meta["string"].split()
+            assert words[0] == "hailo_decode.obb" and len(words) == 8
+            np.testing.assert_array_equal(np.float32([float(w) for w in words[1:6]]), r)  # exact
+            assert (float(words[6]), float(words[7])) == (W, H)
+            assert meta["int"] == det["class_id"] and np.float32(meta["float"]) == r[4]
+            (lm,) = _subs(det, "landmarks")
+            assert lm["name"] == "obb" and lm["pairs"] == [[0, 1], [1, 2], [2, 3], [3, 0]]
+            pts = np.float32(lm["points"])
+            np.testing.assert_allclose(pts[:, 0] * b[2] + b[0], c[:, 0], rtol=0, atol=1e-5)
+            np.testing.assert_allclose(pts[:, 1] * b[3] + b[1], c[:, 1], rtol=0, atol=1e-5)
+            assert np.all(pts[:, :2] > -1e-4) and np.all(pts[:, :2] < 1 + 1e-4)  # inside the enclosing box
+            np.testing.assert_array_equal(pts[:, 2], 1)
+
+
+def _fixture(name: str) -> Dict[str, np.ndarray]:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    return dict(np.load(path))
+
+
+def test_end2end_yolo26_equals_the_python_decoder(built, tmp_path):
+    z = _fixture("e2e_synthetic_yolo26n.npz")
+    meta = json.loads(str(z["meta"]))
+    n = len(meta["frames"])
+    outs, infos = [], []
+    for kind in ("box", "cls"):
+        for s in STRIDES:
+            x = np.stack([z[f"f{i}_{kind}_{s}"] for i in range(n)]).astype(np.float64)
+            zp, sc = (float(v) for v in z[f"qp_{kind}_{s}"])
+            q = np.clip(np.round(x / sc + zp), 0, 255).astype(np.uint8)
+            outs.append(Out(f"yolo26n/{kind}_{s}", q, "UINT8", zp, sc))
+            infos.append(hd.OutputInfo(f"yolo26n/{kind}_{s}", q.shape[1:], "uint8", zp=zp, scale=sc))
+    size = int(meta["imgsz"])
+    # Box and class tensors both have 4 channels here (4 classes): shapes cannot tell them apart, so
+    # the heads are named, in Python by Head and in the plugin by an NMS JSON's bbox_decoders.
+    settings = dict(json.loads((EXAMPLES / "end2end.json").read_text()))
+    assert settings["end2end"] is True
+    heads = [hd.Head(f"yolo26n/box_{s}", f"yolo26n/cls_{s}", s) for s in STRIDES]
+    expected = _python_frames(hd.DecoderConfig(infos, heads, image_size=(size, size), **settings), outs)
+    settings["nms_json"] = {"image_dims": [size, size], "bbox_decoders": [
+        {"name": f"head{s}", "stride": s, "reg_layer": f"box_{s}", "cls_layer": f"cls_{s}"} for s in STRIDES]}
+    labels = _labels(meta["names"])
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=labels, **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, labels) >= 3
+
+
+def test_float32_outputs_with_output_format_type(built, tmp_path):
+    """hailonet's output-format-type=HAILO_FORMAT_TYPE_FLOAT32: float32 data, metadata still UINT8."""
+    z = _fixture("fall_float.npz")
+    outs, infos = [], []
+    for kind in ("box", "cls"):
+        for s in STRIDES:
+            x = z[f"{kind}_{s}"].astype(np.float32)
+            outs.append(Out(f"fall/{kind}_{s}", x, "UINT8", 3.0, 0.05))
+            infos.append(hd.OutputInfo(f"fall/{kind}_{s}", x.shape[1:], "float32"))
+    settings = dict(class_activation="sigmoid", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    labels = _labels([str(c) for c in z["class_names"]])
+    # The example config, with the activation these logits need.
+    config = dict(json.loads((EXAMPLES / "float32_outputs.json").read_text()), labels=labels, **settings)
+    assert config["output_format_type"] == "HAILO_FORMAT_TYPE_FLOAT32"
+    desc = _write_frames(tmp_path, outs)
+    frames, _ = _run_host(built, desc, config, tmp=tmp_path)
+    assert _check_detections(frames, expected, labels) >= 5
+    # Without it the plugin reads the buffers as the metadata says (uint8): other numbers (hailonet's
+    # pitfall, docs/gstreamer.md), not these detections. (The buffers are 4x the bytes that reads.)
+    as_meta, _ = _run_host(built, desc, dict(labels=labels, **settings), tmp=tmp_path)
+    assert as_meta != frames
+
+
+def _anchor_outputs(rng, names: Sequence[Tuple[str, int]], channels: Sequence[int], size: int) -> List[Out]:
+    outs = []
+    for (name, stride), c in zip(names, channels):
+        g = size // stride
+        q = rng.integers(0, 40, size=(2, g, g, c), dtype=np.uint8)
+        hot = rng.random(size=q.shape) < 0.002
+        q[hot] = rng.integers(180, 256, size=int(hot.sum()), dtype=np.uint8)
+        outs.append(Out(name, q, "UINT8", 0.0, 1 / 255))
+    return outs
+
+
+def test_yolov5_anchors_from_a_model_zoo_nms_json(built, tmp_path):
+    rng = np.random.default_rng(5)
+    names = [("yolov5s/conv55", 8), ("yolov5s/conv63", 16), ("yolov5s/conv70", 32)]
+    outs = _anchor_outputs(rng, names, [255] * 3, 640)
+    infos = [hd.OutputInfo(o.name, o.data.shape[1:], "uint8", zp=o.zp, scale=o.scale) for o in outs]
+    config = json.loads((EXAMPLES / "yolov5_anchors.json").read_text())
+    nms_json = json.loads((EXAMPLES / config["nms_json"]).read_text())
+    overrides = {k: v for k, v in config.items() if k != "nms_json"}
+    expected = _python_frames(hd.DecoderConfig.from_nms_json(nms_json, infos, **overrides), outs)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), EXAMPLES / "yolov5_anchors.json")
+    coco = json.loads((EXAMPLES / "detect.json").read_text())["labels"]
+    assert _check_detections(frames, expected, coco) >= 3
+    assert err == ""
+
+
+def test_yolox_from_an_inline_nms_json(built, tmp_path):
+    rng = np.random.default_rng(6)
+    config = json.loads((EXAMPLES / "yolox.json").read_text())
+    outs = []
+    for dec in config["nms_json"]["bbox_decoders"]:
+        s = dec["stride"]
+        outs += _anchor_outputs(rng, [(dec["reg_layer"], s), (dec["objectness_layer"], s), (dec["cls_layer"], s)],
+                                [4, 1, 80], 640)
+    infos = [hd.OutputInfo(o.name, o.data.shape[1:], "uint8", zp=o.zp, scale=o.scale) for o in outs]
+    overrides = {k: v for k, v in config.items() if k != "nms_json"}
+    expected = _python_frames(hd.DecoderConfig.from_nms_json(config["nms_json"], infos, **overrides), outs)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), EXAMPLES / "yolox.json")
+    assert _check_detections(frames, expected, ["unlabeled", *hd_coco()]) >= 1
+    assert err == ""
+
+
+def hd_coco() -> List[str]:
+    return json.loads((EXAMPLES / "detect.json").read_text())["labels"][1:]
+
+
+# ---------------------------------------------------------------------------------------------
+# An NMS op's own output, read as libyolo_hailortpp_post.so reads it
+# ---------------------------------------------------------------------------------------------
+def _read_as_yolo_hailortpp(flat: np.ndarray, classes: int, mpc: int, labels: Sequence[str],
+                            threshold: Optional[float]) -> List[dict]:
+    """TAPPAS hailo_nms_decode.hpp, float32: class by class a count, then {ymin, xmin, ymax, xmax,
+    score} records; class_id = class + 1, label labels[class + 1], confidence clamped, kept when
+    score > threshold (when one is given)."""
+    out, at = [], 0
+    for k in range(classes):
+        count = flat[at]
+        at += 1
+        assert count <= mpc
+        for _ in range(int(count)):
+            y0, x0, y1, x1, s = flat[at:at + 5]
+            at += 5
+            if threshold is None or s > threshold:
+                out.append(dict(bbox=np.float32([x0, y0, x1 - x0, y1 - y0]), class_id=k + 1,
+                                label=labels[k + 1] if k + 1 < len(labels) else "", confidence=np.clip(s, 0, 1)))
+    return out
+
+
+@pytest.mark.parametrize("config", ["nms_op.json", None])
+def test_an_nms_op_output_is_read_as_yolo_hailortpp_reads_it(built, tmp_path, config):
+    outs, infos, _ = _demo("fall_uint8.npz", None)
+    dec = hd.Decoder(hd.DecoderConfig(infos, class_activation="sigmoid", score_threshold=0.05, max_per_class=20))
+    n = outs[0].data.shape[0]
+    flat = np.stack([dec.decode_to_hailo_nms({o.name: o.data[i] for o in outs}) for i in range(n)])
+    classes, mpc = 2, 20
+    assert flat.shape == (n, classes * (1 + 5 * mpc))
+    # A raw tensor beside it is ignored, as libyolo_hailortpp_post.so ignores every other tensor.
+    nms_outs = [Out("yolov8n/yolov8_nms_postprocess", flat.astype(np.float32), "FLOAT32", nms=(classes, mpc)),
+                outs[0]]
+    path = None if config is None else EXAMPLES / config
+    frames, _ = _run_host(built, _write_frames(tmp_path, nms_outs), path)
+    labels = json.loads(path.read_text())["labels"] if path else ["unlabeled", "person", "bicycle"]
+    threshold = json.loads(path.read_text())["detection_threshold"] if path else None
+    total = 0
+    for frame, buf in zip(frames, flat):
+        want = _read_as_yolo_hailortpp(buf, classes, mpc, labels, threshold)
+        got = _detections(frame)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.float32(g["bbox"]), w["bbox"])
+            assert (g["class_id"], g["label"]) == (w["class_id"], w["label"])
+            assert np.float32(g["confidence"]) == w["confidence"]
+        total += len(want)
+    assert total >= (1 if path else 3)
+
+
+def test_max_boxes_keeps_the_best_in_buffer_order(built, tmp_path):
+    classes, mpc = 3, 4
+    flat = np.zeros(classes * (1 + 5 * mpc), np.float32)
+    records = {0: [0.9, 0.3], 1: [0.95], 2: [0.5, 0.4, 0.99]}
+    at = 0
+    for k in range(classes):
+        flat[at] = len(records[k])
+        at += 1
+        for j, s in enumerate(records[k]):
+            flat[at:at + 5] = [0.1 * j, 0.1 * k, 0.1 * j + 0.2, 0.1 * k + 0.3, s]
+            at += 5
+    outs = [Out("model/nms_postprocess", flat[None], "FLOAT32", nms=(classes, mpc))]
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(max_boxes=3, detection_threshold=0.35),
+                          tmp=tmp_path)
+    got = [(d["class_id"], round(d["confidence"], 6)) for d in _detections(frames[0])]
+    assert got == [(1, 0.9), (2, 0.95), (3, 0.99)]
+
+
+def test_a_bad_nms_count_is_named_once_and_the_frame_gets_nothing(built, tmp_path):
+    flat = np.zeros((3, 2 * (1 + 5 * 2)), np.float32)
+    flat[:, 0] = 7  # more than max_bboxes_per_class
+    outs = [Out("model/yolov8_nms_postprocess", flat, "FLOAT32", nms=(2, 2))]
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), None)
+    assert all(not f["objects"] for f in frames)
+    assert len(err.splitlines()) == 1 and "model/yolov8_nms_postprocess" in err and "max_bboxes_per_class" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# filter_letterbox
+# ---------------------------------------------------------------------------------------------
+def test_filter_letterbox_maps_boxes_through_the_scaling_bbox_and_clears_it(built, tmp_path):
+    outs, infos, names = _demo("pose_uint8.npz", "kpt")
+    settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
+    desc = _write_frames(tmp_path, outs)
+    config = dict(labels=_labels(names), **settings)
+    plain, _ = _run_host(built, desc, config, tmp=tmp_path)
+    scaling = np.float32([0.0, -0.125, 1.0, 1.25])  # a 4:5 picture letterboxed into the square input
+    mapped, _ = _run_host(built, desc, config, function="filter_letterbox", scaling=scaling, tmp=tmp_path)
+    assert mapped[0]["scaling_bbox"] == [0, 0, 1, 1]
+    assert plain[0]["scaling_bbox"] == [0, 0, 1, 1]
+    x, y, w, h = scaling
+    assert len(_detections(mapped[0])) == len(_detections(plain[0])) >= 3
+    for p, m in zip(_detections(plain[0]), _detections(mapped[0])):
+        bx, by, bw, bh = np.float32(p["bbox"])
+        xmin, ymin = bx * w + x, by * h + y
+        xmax, ymax = np.float32(bx + bw) * w + x, np.float32(by + bh) * h + y
+        np.testing.assert_array_equal(np.float32(m["bbox"]), np.float32([xmin, ymin, xmax - xmin, ymax - ymin]))
+        # Landmarks are relative to the detection's box: unchanged.
+        assert _subs(m, "landmarks") == _subs(p, "landmarks")
+    # Without a scaling bbox (no letterbox), filter_letterbox gives filter's objects.
+    same, _ = _run_host(built, desc, config, function="filter_letterbox", tmp=tmp_path)
+    assert same == plain
+
+
+# ---------------------------------------------------------------------------------------------
+# Never take a pipeline down
+# ---------------------------------------------------------------------------------------------
+BAD_CONFIGS = [
+    ("not json", "{\"labels\": [", "not valid JSON"),
+    ("unknown key", {"score_treshold": 0.3}, "score_treshold"),
+    ("wrong type", {"iou_threshold": "high"}, "iou_threshold"),
+    ("out of range", {"iou_threshold": 2}, "iou_threshold"),
+    ("labels", {"labels": ["unlabeled", 3]}, "labels"),
+    ("detection_threshold", {"detection_threshold": 1.5}, "detection_threshold"),
+    ("max_boxes", {"max_boxes": 0}, "max_boxes"),
+    ("output_format_type", {"output_format_type": "FLOAT32"}, "output_format_type"),
+    ("nms_json", {"nms_json": "missing.json"}, "nms_json"),
+    ("both thresholds", {"detection_threshold": 0.3, "score_threshold": 0.3}, "detection_threshold"),
+    ("not an object", "[1, 2]", "config file"),
+]
+
+
+@pytest.mark.parametrize("what,content,key", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_a_bad_config_prints_one_line_and_frames_get_nothing(built, tmp_path, what, content, key):
+    outs, _, _ = _demo("fall_uint8.npz", None)
+    path = tmp_path / "bad config.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), path, extra=["--repeat", "2"])
+    assert len(frames) == 5 and all(not f["objects"] for f in frames)
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert str(path) in lines[0] and key in lines[0], lines[0]
+
+
+def test_a_config_path_that_names_no_file_says_so_and_uses_the_defaults(built, tmp_path):
+    outs, infos, _ = _demo("fall_uint8.npz", None)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), tmp_path / "typo.json")
+    _check_detections(frames, _python_frames(hd.DecoderConfig(infos), outs), ["unlabeled", "person", "bicycle"])
+    assert len(err.splitlines()) == 1 and "typo.json" in err
+
+
+@pytest.mark.parametrize("config", [{"task": "pose"}, {"image_size": [100, 100]}, {"score_threshold": [0.2, 0.3, 0.4]}])
+def test_tensors_that_do_not_match_are_named_once(built, tmp_path, config):
+    outs, _, _ = _demo("fall_uint8.npz", None)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), config, extra=["--repeat", "3"], tmp=tmp_path)
+    assert all(not f["objects"] for f in frames)
+    lines = err.splitlines()
+    assert len(lines) == 1, err  # five frames, three times: said once
+    assert "model/box_8" in lines[0] and "do not match" in lines[0]
+
+
+def test_two_elements_in_threads_give_the_results_of_one(built, tmp_path):
+    outs, _, names = _demo("seg_uint8.npz", "mask", proto=True)
+    desc = _write_frames(tmp_path, outs)
+    config = dict(labels=_labels(names), semantics="ultralytics")
+    _run_host(built, desc, config, extra=["--threads", "2", "--repeat", "3", "--quiet"], tmp=tmp_path)
+    _run_host(built, None, None, extra=["--threads", "3", "--repeat", "2", "--quiet"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The example configs (examples/tappas), each on a model it fits
+# ---------------------------------------------------------------------------------------------
+def test_example_detect_json_on_a_yolov8n_like_model(built, tmp_path):
+    from hailo_decode.bench import yolov8n_like
+    cfg, raw = yolov8n_like("uint8", batch=2)
+    outs = [Out(o.name, raw[o.name], "UINT8", float(np.ravel(o.zp)[0]), float(np.ravel(o.scale)[0]))
+            for o in cfg.outputs]
+    config = json.loads((EXAMPLES / "detect.json").read_text())
+    py_cfg = hd.DecoderConfig(cfg.outputs, **{k: v for k, v in config.items() if k != "labels"})
+    expected = _python_frames(py_cfg, outs)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), EXAMPLES / "detect.json")
+    assert _check_detections(frames, expected, config["labels"]) >= 10
+    assert err == ""
+
+
+@pytest.mark.parametrize("example,data,extra,proto,sub", [
+    ("segment.json", "seg_uint8.npz", "mask", True, "conf_class_mask"),
+    ("pose.json", "pose_uint8.npz", "kpt", False, "landmarks"),
+    ("obb.json", "obb_uint8.npz", "angle", False, "user_meta"),
+])
+def test_task_examples_load_and_decode(built, tmp_path, example, data, extra, proto, sub):
+    outs, infos, _ = _demo(data, extra, proto)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), EXAMPLES / example)
+    dets = [d for f in frames for d in _detections(f)]
+    assert dets and all(_subs(d, sub) for d in dets if sub != "conf_class_mask")
+    assert any(_subs(d, sub) for d in dets)
+    # No config error; at most the note that the example's labels are for another class count.
+    assert all("labels has" in line for line in err.splitlines())
+
+
+def test_every_example_config_is_exercised():
+    exercised = {"detect.json", "segment.json", "pose.json", "obb.json", "yolov5_anchors.json", "yolov5s_nms_config.json",
+                 "nms_op.json", "yolox.json", "end2end.json", "float32_outputs.json"}
+    assert {p.name for p in EXAMPLES.glob("*.json")} == exercised
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+# ---------------------------------------------------------------------------------------------
+def test_build_command_user_errors_are_one_line(tmp_path, capsys):
+    from hailo_decode.cli import main
+    assert main(["tappas", "build", "--include", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nowhere" in err and "Traceback" not in err
+    assert err.startswith("hailo-decode tappas: ")
+    assert main(["tappas", "build", "--include", str(tmp_path), "--out", str(tmp_path)]) == 2
+    assert "hailo_objects.hpp" in capsys.readouterr().err
+
+
+def test_the_wheel_carries_the_plugin_sources():
+    from hailo_decode.cli.tappas import plugin_sources
+    shipped = plugin_sources()
+    ours = ROOT / "cpp" / "tappas"
+    for path in ours.rglob("*"):
+        if path.is_file():
+            assert (shipped / path.relative_to(ours)).read_bytes() == path.read_bytes(), path
