@@ -5,6 +5,7 @@ detections (tests/fixtures/README.md) what quantization costs."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import interop
+from hailo_decode._install import install_hint
 
 from conftest import (
     demo_config,
@@ -205,5 +207,5 @@ def test_real_frames_quantized_heads_cost_some_ap(float_data, uint8_data):
 def test_missing_pycocotools_names_the_extra(monkeypatch):
     for name in ("pycocotools", "pycocotools.coco", "pycocotools.cocoeval"):
         monkeypatch.setitem(sys.modules, name, None)
-    with pytest.raises(ImportError, match=r"pip install 'hailo-decode\[coco\]'"):
+    with pytest.raises(ImportError, match=re.escape(install_hint("coco"))):
         interop.evaluate_coco(PERFECT, _gt(), category_ids=CATS)

@@ -3,6 +3,7 @@ values worked out by hand (not by the code under test)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from types import SimpleNamespace
 
@@ -11,6 +12,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import interop
+from hailo_decode._install import install_hint
 
 from conftest import optional_package
 
@@ -145,7 +147,7 @@ def test_real_frames_round_trip(uint8_data):
 
 def test_missing_supervision_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "supervision", None)  # import supervision -> ImportError
-    with pytest.raises(ImportError, match=r"pip install 'hailo-decode\[supervision\]'"):
+    with pytest.raises(ImportError, match=re.escape(install_hint("supervision"))):
         interop.to_supervision(_dets())
 
 
