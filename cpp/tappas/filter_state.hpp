@@ -32,9 +32,11 @@ public:
 
     bool configured() const { return config_ok_; }
 
-    // For the host's benchmark: the core decode alone on this ROI's tensors, with the Decoder the
-    // last filter() used (false when there is none or the tensors differ from its outputs).
-    bool decode_only(HailoROI& roi);
+    // For the host's benchmark, the core decode alone: prepare() points the Decoder the last
+    // filter() built at this ROI's tensors (false when there is none or they differ from its
+    // outputs); decode_prepared() then runs Decoder::decode on them, nothing else.
+    bool prepare(HailoROI& roi);
+    void decode_prepared();
 
 private:
     void run(HailoROI& roi);
@@ -42,6 +44,7 @@ private:
     void build(const std::vector<HailoTensorPtr>& tensors);
     void add_decoded(HailoROI& roi);
     void add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tensors);
+    void attach_added(HailoROI& roi);
     void report_once(const std::string& message);
 
     std::string prefix_;  // "hailo_decode (<function>)", starts every message
@@ -50,6 +53,7 @@ private:
     std::mutex mutex_;    // hailofilter calls one frame at a time; this keeps that true for any host
 
     std::unique_ptr<Decoder> decoder_;
+    std::vector<TensorMeta> metas_;               // this frame's tensors' metadata
     std::vector<TensorMeta> outputs_;             // the frame's tensors the Decoder was built for, by name
     std::vector<size_t> order_;                   // the Decoder's output j is the frame's tensor order_[j]
     std::vector<TensorMeta> failed_;              // tensors no Decoder could be built for (not retried)

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "sigmoid_rows.hpp"
+
 namespace hailo_decode::tappas {
 
 namespace {
@@ -120,15 +122,19 @@ void attach_mask(HailoDetection& detection, const float box[4], const MaskWindow
     crop_cells(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);
     crop_cells(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
     if (x0 >= x1 || y0 >= y1) return;
-    std::vector<float> values(size_t(x1 - x0) * size_t(y1 - y0));
+    const int width = x1 - x0;
+    std::vector<float> values(size_t(width) * size_t(y1 - y0));
     float* out = values.data();
-    for (int y = y0; y < y1; ++y) {
-        // The window holds the box's cells and one more each side; clamp all the same.
+    // The window holds the box's cells and one more each side, so the crop's rows lie inside it;
+    // clamped all the same (edge cells repeated), as the core's renderers do.
+    const bool inside = x0 >= win.col0 && x1 <= win.col0 + win.cols;
+    for (int y = y0; y < y1; ++y, out += width) {
         const int row = std::clamp(y - win.row0, 0, win.rows - 1);
         const float* line = logits + size_t(row) * size_t(win.cols);
-        for (int x = x0; x < x1; ++x) {
-            const int col = std::clamp(x - win.col0, 0, win.cols - 1);
-            *out++ = 1.0f / (1.0f + std::exp(-line[col]));
+        if (inside) {
+            sigmoid_row(line + (x0 - win.col0), out, width);
+        } else {
+            for (int x = x0; x < x1; ++x) sigmoid_row(line + std::clamp(x - win.col0, 0, win.cols - 1), out + (x - x0), 1);
         }
     }
     detection.add_object(

@@ -17,7 +17,8 @@
 // --threads N: N elements (N init()s of the one dlopen handle) run the frames at once, each in its
 // own thread; every element's objects must be the first's (exit 1 otherwise).
 // --bench N: per frame, filter() N times against the core's Decoder::decode alone on the same
-// tensors (the plugin's own code, linked here), medians in microseconds on stderr.
+// tensors (Decoder::decode and nothing else, through the plugin's own code linked here), medians in
+// microseconds on stderr and as JSON on stdout.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -403,11 +404,14 @@ void bench(const Plugin& plugin, const std::string& config, const std::string& f
             const auto t1 = clock::now();
             objects += roi->get_objects().size();
             roi->remove_objects_typed(HAILO_DETECTION);  // the objects die outside the timing, as downstream
-            if (!reference.decode_only(*roi)) reference.filter(*roi, false);  // its decoder, on the first frame
+            if (!reference.prepare(*roi)) {  // its decoder, built on the first frame
+                reference.filter(*roi, false);
+                roi->remove_objects_typed(HAILO_DETECTION);
+                if (!reference.prepare(*roi)) throw std::runtime_error("bench: the reference decoder did not take the frame");
+            }
             const auto t2 = clock::now();
-            const bool decoded = reference.decode_only(*roi);
+            reference.decode_prepared();
             const auto t3 = clock::now();
-            if (!decoded) throw std::runtime_error("bench: the reference decoder did not take the frame");
             filter_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
             decode_us.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count());
             roi->clear_tensors();
