@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
 from .. import cmake_info
 from .errors import UserError
@@ -105,7 +105,7 @@ def _header_dirs(include: Optional[str]) -> List[str]:
     return dirs
 
 
-def _run(cmd: Sequence[str], verbose: bool, what: str) -> str:
+def _run(cmd: Sequence[Union[str, Path]], verbose: bool, what: str) -> str:
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=_tool_env())
     output = r.stdout + r.stderr
     if verbose:
