@@ -610,7 +610,7 @@ def test_gated_selection_equals_the_plain_one_at_every_threshold(agnostic, scale
             raw[f"box{k}"], raw[f"cls{k}"] = box, cls
             outputs += [hd.OutputInfo(f"box{k}", box.shape, "uint8", zp=0, scale=0.05),
                         hd.OutputInfo(f"cls{k}", cls.shape, "uint8", zp=zp, scale=scale)]
-            heads.append(hd.Head(f"box{k}", f"cls{k}", 128 // gw))
+            heads.append(hd.Head(f"box{k}", f"cls{k}", 96 // gw))  # stride x grid = 96
         # A byte's score as the model computes it (float32 dequantization), so that conf sits
         # exactly on a level.
         levels = (np.arange(256, dtype=np.float32) - np.float32(zp)) * np.float32(scale)
@@ -620,7 +620,7 @@ def test_gated_selection_equals_the_plain_one_at_every_threshold(agnostic, scale
         for conf in (on_level, between, -1.0, 0.2):
             for test in (">", ">="):
                 for max_det in (1, 7, 300, 1000):
-                    cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), semantics="ultralytics",
+                    cfg = hd.DecoderConfig(outputs, heads, image_size=(96, 96), semantics="ultralytics",
                                            class_activation="none", end2end=True, agnostic=agnostic,
                                            max_total=max_det, score_threshold=conf, score_test=test)
                     got = hd.Decoder(cfg)(raw)

@@ -37,31 +37,32 @@ def _one_hot_frame(cfg, row, col, cls):
     return raw
 
 
-def test_op_image_size_disagreeing_with_the_input_warns_and_follows_hailort():
+def test_op_image_size_disagreeing_with_the_input_warns_and_is_refused_under_hailort():
     data = w.yolov8_hef(1, **IN_THE_WILD)
     ng = read_hef(data).network_groups[0]
     assert ng.inputs[0].shape[:2] == (320, 320) and ng.output("yolov8n/conv41").shape[:2] == (40, 40)
-    with pytest.warns(HefMismatchWarning) as rec:
-        cfg = config_from_hef(data)
+    # HailoRT normalizes by the op's 640x640 with the op's strides: boxes half their size. The
+    # hailort preset took the op's size for parity; stride x grid = image size (issue 28) refuses it,
+    # naming the head, its stride and grid, and the size.
+    with pytest.warns(HefMismatchWarning) as rec, pytest.raises(
+            ValueError, match=r"head \('yolov8n/conv41', 'yolov8n/conv42'\): stride 8 x grid \(40, 40\) is \(320, 320\), "
+                              r"not the image size \(640, 640\)"):
+        config_from_hef(data)
     (msg,) = [str(r.message) for r in rec]
-    assert "says image 640x640" in msg and "is 320x320" in msg and "image_size=(320, 320)" in msg
-    assert "grids agree with the input" in msg and "hailort preset" in msg
-    assert cfg.image_size == (640, 640) and [h.stride for h in cfg.heads] == [8, 16, 32]  # HailoRT's parity
+    assert "says image 640x640" in msg and "is 320x320" in msg
+    assert "image_size=(320, 320)" in msg and "grids agree with the input" in msg
     # The same string as the report and `inspect` give.
     assert hef_mismatches(ng) == [msg]
 
-    # Boxes: HailoRT's formula with W = H = 640, cell (row 3, col 5) of the stride-8 head, all
-    # four DFL distances 7.5: centre (5.5 x 8, 3.5 x 8) = (44, 28), sides 60 px.
-    det = hd.Decoder(cfg)(_one_hot_frame(cfg, 3, 5, 2))
-    assert len(det) == 1 and det.class_ids[0] == 2
-    expected = np.array([(28 - 60) / 640, (44 - 60) / 640, (28 + 60) / 640, (44 + 60) / 640], np.float32)
-    np.testing.assert_allclose(det.boxes[0], expected, atol=1e-6)
-
-    # The fix the warning names: the input's size, no warning, boxes twice as large (normalized by 320).
+    # The fix the warning names: the input's size, no warning. Boxes: cell (row 3, col 5) of the
+    # stride-8 head, all four DFL distances 7.5: centre (5.5 x 8, 3.5 x 8) = (44, 28), sides 60 px,
+    # normalized by 320.
     fixed = _quiet(data, image_size=(320, 320))
-    assert fixed.image_size == (320, 320)
+    assert fixed.image_size == (320, 320) and [h.stride for h in fixed.heads] == [8, 16, 32]
     det320 = hd.Decoder(fixed)(_one_hot_frame(fixed, 3, 5, 2))
-    np.testing.assert_allclose(det320.boxes[0], 2 * expected, atol=1e-6)
+    assert len(det320) == 1 and det320.class_ids[0] == 2
+    expected = np.array([(28 - 60) / 320, (44 - 60) / 320, (28 + 60) / 320, (44 + 60) / 320], np.float32)
+    np.testing.assert_allclose(det320.boxes[0], expected, atol=1e-6)
 
 
 def test_other_presets_use_the_input_size_and_say_so():
@@ -73,13 +74,15 @@ def test_other_presets_use_the_input_size_and_say_so():
 
 def test_strides_that_do_not_fit_the_grids():
     data = w.yolov8_hef(1, classes=4, strides=(8, 16, 16))  # the 20x20 head would need stride 32
-    with pytest.warns(HefMismatchWarning, match="strides do not fit the output grids") as rec:
-        cfg = config_from_hef(data)
+    # HailoRT decodes with the op's strides; stride x grid = image size (issue 28) refuses them.
+    with pytest.warns(HefMismatchWarning, match="strides do not fit the output grids") as rec, pytest.raises(
+            ValueError, match=r"stride 16 x grid \(20, 20\) is \(320, 320\), not the image size \(640, 640\)"):
+        config_from_hef(data)
     msg = str(rec[0].message)
     assert "stride 16 x grid 20x20 = 320x320" in msg and "gives strides 8, 16, 32" in msg
-    assert [h.stride for h in cfg.heads] == [8, 16, 16]  # as HailoRT decodes them
     # The fix the warning names: heads with the input's strides, and no warning.
-    heads = [hd.Head(h.box, h.cls, st) for h, st in zip(cfg.heads, (8, 16, 32))]
+    ng = read_hef(data).network_groups[0]
+    heads = [hd.Head(d.reg_layer, d.cls_layer, st) for d, st in zip(ng.nms.bbox_decoders, (8, 16, 32))]
     assert [h.stride for h in _quiet(data, heads=heads).heads] == [8, 16, 32]
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .heads import TASKS, ULTRALYTICS_MAX_WH, AnchorHead, Head, YoloxHead
 from .outputs import OutputInfo
-from .pairing import (_anchor_family_layout, _check_seg, _check_task_outputs, _find_proto, _head_family, _head_repr,
-                      _match_output, _pair_by_shape, _pair_seg_by_shape, _resolve_strides)
+from .pairing import _head_repr, _match_output, pair_outputs
 
 __all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice",
            "KEYPOINT_DECODES", "ANGLE_DECODES", "task_decode_choice"]
@@ -125,10 +124,6 @@ class DecoderConfig:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
-        names = [o.name for o in self.outputs]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise ValueError(f"output names must be unique, repeated: {sorted(dup)}")
         unknown = set(settings) - set(_SETTINGS)
         if unknown:
             raise TypeError(f"unknown setting(s) {sorted(unknown)}; settings are {list(_SETTINGS)}")
@@ -147,81 +142,16 @@ class DecoderConfig:
             _choice(task, TASKS, "task")
         if keypoint_dims is not None and (isinstance(keypoint_dims, bool) or keypoint_dims not in (2, 3)):
             raise ValueError(f"keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got {keypoint_dims!r}")
-        by_name = {o.name: o for o in self.outputs}
-        heads = None if heads is None else tuple(heads)
-        self.head_kind = _head_family(heads)
-        self.heads: Tuple[Head, ...]
-        self.proto: Optional[str]
+        # Pairing, the strides and every check of heads against outputs: the C++ core (pairing.py).
+        layout = pair_outputs(self.outputs, heads, task=task, bins=bins, keypoint_dims=keypoint_dims, proto=proto,
+                              proto_stride=proto_stride, image_size=image_size)
+        self.head_kind, self.heads, self.image_size = layout.head_kind, layout.heads, layout.image_size
+        self.task, self.num_keypoints, self.keypoint_dims = layout.task, layout.num_keypoints, layout.keypoint_dims
+        self.num_classes, self.bins, self.proto = layout.num_classes, layout.bins, layout.proto
+        self.proto_stride = proto_stride
         if self.head_kind != "dfl":
-            # YOLOv5/YOLOX heads decode boxes only: no prototype, keypoint or angle outputs.
-            if proto is not None or task not in (None, "detect"):
-                raise ValueError(f"{self.head_kind} heads are detection heads: no task={task!r} or proto= for them")
-            self.bins = 0  # no DFL
-            self.num_classes, self.image_size, self.heads = _anchor_family_layout(
-                self.head_kind, cast(Tuple[Head, ...], heads), by_name, image_size)
-            self.proto = None
-            self.task, self.num_keypoints, self.keypoint_dims = "detect", 0, 3
-            self.proto_stride = proto_stride
-            self.drop_empty_masks = False
+            self.drop_empty_masks = False  # YOLOv5/YOLOX heads decode boxes only
         else:
-            if proto is not None and proto not in by_name:
-                raise ValueError(f"proto output {proto!r} is not among the outputs {names}")
-            if heads is None:
-                if proto is None and task in (None, "segment"):
-                    proto = _find_proto(self.outputs)
-                rest = [o for o in self.outputs if o.name != proto]
-                pairs = (_pair_by_shape(rest, bins, task, keypoint_dims) if proto is None
-                         else _pair_seg_by_shape(rest, by_name[proto], bins))
-            else:
-                pairs = []
-                for h in heads:
-                    if not isinstance(h, Head):
-                        raise TypeError(f"heads must be Head objects, got {h!r}")
-                    for role, n in (("box", h.box), ("cls", h.cls), ("mask", h.mask), ("kpt", h.kpt), ("angle", h.angle)):
-                        if n is not None and n not in by_name:
-                            raise ValueError(f"head {role} output {n!r} is not among the outputs {names}")
-                    pairs.append(h)
-                if not pairs:
-                    raise ValueError("heads must not be empty")
-            self.proto = proto
-            with_mask = [h for h in pairs if h.mask is not None]
-            if proto is None and with_mask:
-                raise ValueError(f"head mask output {with_mask[0].mask!r} needs the prototype output: pass proto=")
-            if proto is not None and len(with_mask) != len(pairs):
-                lacking = [h.box for h in pairs if h.mask is None]
-                raise ValueError(f"with a prototype output ({proto!r}) every head needs its mask coefficient output; "
-                                 f"heads with box outputs {lacking} have none")
-            if with_mask and any(h.kpt is not None or h.angle is not None for h in pairs):
-                raise ValueError("a head has mask coefficients or keypoints or an angle, not two of them")
-            self.task, self.num_keypoints, self.keypoint_dims = _check_task_outputs(pairs, by_name, task, keypoint_dims)
-            used = [n for h in pairs for n in h.outputs()] + ([proto] if proto else [])
-            if len(set(used)) != len(used):
-                raise ValueError(f"an output is used by more than one head: {used}")
-            unused = [n for n in names if n not in used]
-            if unused:
-                raise ValueError(f"outputs {unused} belong to no head; remove them or add heads")
-
-            box_channels = {by_name[h.box].channels for h in pairs}
-            cls_channels = {by_name[h.cls].channels for h in pairs}
-            if len(box_channels) != 1 or len(cls_channels) != 1:
-                raise ValueError(f"all heads must share box channels and class count; got box channels "
-                                 f"{sorted(box_channels)}, class channels {sorted(cls_channels)}")
-            (bc,), (cc,) = box_channels, cls_channels
-            if bc % 4:
-                raise ValueError(f"box output {pairs[0].box!r} has {bc} channels, not 4 x bins")
-            self.bins = bc // 4
-            if bins is not None and bins != self.bins:
-                raise ValueError(f"bins={bins} but box outputs have {bc} channels (= 4 x {self.bins})")
-            self.num_classes = cc
-            for h in pairs:
-                b, c = by_name[h.box], by_name[h.cls]
-                if b.shape[:2] != c.shape[:2]:
-                    raise ValueError(f"head ({h.box!r}, {h.cls!r}): grids differ, {b.shape[:2]} vs {c.shape[:2]}")
-            self.image_size, self.heads = _resolve_strides(pairs, by_name, image_size)
-            if proto is not None:
-                _check_seg(by_name[proto], [by_name[h.mask] for h in self.heads if h.mask], self.heads, by_name,
-                           self.image_size, proto_stride)
-            self.proto_stride = proto_stride
             self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
 
         s = resolved

@@ -210,7 +210,7 @@ FAULTS = [
     "name_bad", "unused_output", "head_unknown", "heads_empty", "head_reuse", "head_not_head", "stride_bad",
     "stride_derivation", "image_size_bad", "bins_kw_wrong", "setting_bad", "unknown_key", "semantics_bad",
     "threshold_bad", "iou_bad", "iou_f32_overflow", "caps_bad", "classes_bad", "threads_bad", "pairing",
-    "outputs_bad", "stride_huge",
+    "outputs_bad", "stride_huge", "stride_misfit",
     # buffers
     "in_nonfinite", "in_dtype", "in_noncontig", "in_fortran", "in_shape", "in_missing", "in_extra",
     "in_not_array", "in_not_mapping", "in_batch_disagree", "in_byteswap", "in_zero_d", "in_none",
@@ -264,14 +264,18 @@ def decode_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
         if sum(h * w for h, w in grids) > budget:
             style = "ones"
     if style == "random":
-        grids = [(draw(st.integers(1, 8)), draw(st.integers(1, 8))) for _ in range(n_heads)]
-        strides = [draw(st.integers(1, 64)) for _ in range(n_heads)]
-        while sum(h * w for h, w in grids) > budget:
-            k = max(range(n_heads), key=lambda i: grids[i][0] * grids[i][1])
-            grids[k] = (max(1, grids[k][0] // 2), max(1, grids[k][1] // 2))
+        # Grids of one aspect, (a x m, b x m) in any order, and strides L / m: stride x grid is the
+        # image size (a x L, b x L) on every head, as it must be; the strides are any integers.
+        a, b = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        mults = [draw(st.integers(1, 4)) for _ in range(n_heads)]
+        L = math.lcm(*mults) * draw(st.integers(1, 5))
+        grids = [(a * m, b * m) for m in mults]
+        strides = [L // m for m in mults]
+        if sum(h * w for h, w in grids) > budget:
+            style = "ones"
     if style == "ones":
         grids = [(1, 1)] * n_heads
-        strides = [draw(st.integers(1, 64)) for _ in range(n_heads)]
+        strides = [draw(st.integers(1, 64))] * n_heads  # one grid, one image size: one stride
     spec.update(C=C, bins=bins, style=style)
 
     # -- heads and how they are given ----------------------------------------------------------
@@ -289,7 +293,7 @@ def decode_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
     spec["heads_mode"] = heads_mode
     image_size: Any = None
     if heads_mode == "explicit" and draw(st.booleans()):
-        image_size = [draw(st.integers(1, 4000)), draw(st.integers(1, 4000))]
+        image_size = [grids[0][0] * strides[0], grids[0][1] * strides[0]]
     elif heads_mode in ("strides", "pair") and draw(st.booleans()):
         image_size = [grids[0][0] * strides[0], grids[0][1] * strides[0]]
         if image_size == [grids[0][0] * 8, grids[0][1] * 8] and draw(st.booleans()):
@@ -300,6 +304,8 @@ def decode_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
         image_size = [grids[0][0] * strides[0] + 1, grids[0][1] * strides[0]]
     if "image_size_bad" in F:
         image_size = draw(st.sampled_from([[0, 640], [-1, 8], [640], [1, 2, 3], "ab", [float("nan"), 3]]))
+    if "stride_misfit" in F and heads_mode == "explicit":  # strides given: stride x grid != image size
+        image_size = [2 * grids[0][0] * strides[0], grids[0][1] * strides[0] + draw(st.sampled_from([0, 1]))]
     spec["image_size"] = image_size
     head_order = list(range(n_heads))
     if draw(st.booleans()):
@@ -800,6 +806,8 @@ def run_decode_spec(spec: Dict[str, Any]) -> str:
         if valid:
             raise HarnessFailure(f"a valid config was rejected: {type(e).__name__}: {e}") from e
         return "config-rejected"
+    if "stride_misfit" in F and spec["heads_mode"] == "explicit":
+        raise HarnessFailure(f"strides that do not fit the grids and image size {cfg.image_size} were accepted")
     ctx = _Ctx(spec, cfg)
     rng = np.random.default_rng(spec["seed"])
     batch = spec["batch"]

@@ -101,7 +101,8 @@ def task_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
     if not valid:
         faults = sorted(set(draw(st.lists(st.sampled_from(TASK_FAULTS), min_size=1, max_size=2))))
     return dict(kind="task", task=task, decodes=decodes, seed=draw(st.integers(0, 2**31 - 1)), outputs=outputs, grids=grids,
-                strides=[8 * 2 ** h for h in range(n_heads)], nc=nc, K=K, dims=dims, semantics=semantics,
+                strides=[8 * grids[0] // g for g in grids], nc=nc,  # stride x grid = 8 x grids[0] on every head
+                K=K, dims=dims, semantics=semantics,
                 settings=settings, frames=draw(st.sampled_from([None, 0, 1, 2, 4])), threads=draw(st.integers(1, 3)),
                 faults=faults, valid=valid)
 

@@ -1,5 +1,5 @@
 # Type stubs of the C++ extension module hailo_decode._core._native (cpp/bindings/module.cpp).
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -133,3 +133,34 @@ def pack_byte_mask(boxes_yxyx: np.ndarray, crops: np.ndarray, scores: np.ndarray
 def pack_byte_mask_from_masks(boxes_yxyx: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
                               masks: np.ndarray, out: np.ndarray) -> Tuple[int, int, bool]: ...
 def byte_mask_frame_bytes(max_total: int, mask_budget: int) -> int: ...
+
+# Pairing (cpp/bindings/pairing.cpp, hailo_decode/setup.hpp's pair_outputs).
+class NamedHead:
+    kind: HeadKind
+    box: str  # "" : none (every output name below likewise)
+    cls: str
+    mask: str
+    kpt: str
+    angle: str
+    obj: str
+    stride: int  # 0: derived
+    anchors: List[Tuple[int, int]]
+    def __init__(self) -> None: ...
+
+class Layout:
+    kind: HeadKind
+    heads: List[NamedHead]
+    image_height: int
+    image_width: int
+    task: str
+    num_classes: int
+    bins: int
+    num_keypoints: int
+    keypoint_dims: int
+    proto: str
+
+# heads: dicts of kind ("dfl" | "yolov5" | "yolox"), box, cls, mask, kpt, angle, obj, stride, anchors
+def pair_outputs(outputs: Sequence[Tuple[str, int, int, int]], heads: Optional[Sequence[Dict[str, Any]]] = None,
+                 task: Optional[str] = None, bins: Optional[int] = None, keypoint_dims: Optional[int] = None,
+                 proto: Optional[str] = None, proto_stride: Optional[int] = None,
+                 image_size: Optional[Sequence[Any]] = None) -> Layout: ...
