@@ -26,7 +26,7 @@ class Layout(NamedTuple):
     num_keypoints: int
     keypoint_dims: int
     proto: Optional[str]
-    core: Any  # the same as the core's _core.Layout (make_config's input)
+    core: _core.Layout  # the same, as the core holds it (make_config's input)
 
 
 def pair_outputs(outputs: Sequence[OutputInfo], heads: Optional[Iterable[Head]], *, task: Optional[str],
