@@ -27,7 +27,9 @@ static void test_json_values() {
     CHECK(v.find("d")->is_whole() && !v.find("d")->is_integer_literal());
     CHECK(v.find("zz") == nullptr);
     CHECK(json::parse("-0").as_number() == 0.0 && json::parse("0").is_integer_literal());
-    CHECK(json::parse("9223372036854775807").as_int() == INT64_MAX);
+    CHECK(json::parse("9223372036854775807").as_int() == INT64_MAX && json::parse("-9223372036854775808").is_int64());
+    CHECK(json::parse("9223372036854775807").dump() == "9223372036854775807");
+    CHECK(json::parse("9199999999999999488").dump() == "9199999999999999488");
     const json::Value big = json::parse("100000000000000000000000000000");  // beyond int64
     CHECK(big.is_integer_literal() && big.as_number() == 1e29);
     CHECK(throws([&] { big.as_int(); }, "not an integer within 64 bits"));
@@ -45,7 +47,8 @@ static void test_json_escapes() {
     CHECK(parse_fails(R"("\ud83dx")", "without a low one"));
     CHECK(parse_fails(R"("\ude00")", "a low surrogate"));
     CHECK(parse_fails(R"("\u12g4")", "expected 4 hex digits after \\u, got 'g'"));
-    CHECK(parse_fails(R"("\x")", "unknown escape \\x"));
+    CHECK(parse_fails(R"("\x")", "unknown escape \\ followed by 'x'"));
+    CHECK(parse_fails("\"\\\xC3\xA9\"", "unknown escape \\ followed by byte 0xC3"));
     CHECK(parse_fails("\"a\nb\"", "line 1, column 3: a control character"));
     CHECK(parse_fails("\"\xC0\xAF\"", "invalid UTF-8"));           // overlong '/'
     CHECK(parse_fails("\"\xED\xA0\x80\"", "invalid UTF-8"));       // an encoded surrogate
@@ -102,7 +105,8 @@ static void test_json_dump() {
     CHECK(json::Value::number(0.1).dump() == "0.1");
     CHECK(json::Value::number(NAN).dump() == "NaN");
     CHECK(json::Value::number(-INFINITY).dump() == "-Infinity");
-    CHECK(json::parse("100000000000000000000000000000").dump() == "1e+29");
+    CHECK(json::parse("100000000000000000000000000000").dump() == "100000000000000000000000000000");
+    CHECK(json::Value::integer_beyond_int64(1e30).dump() == "1e+30");
     CHECK(json::Value::string("a\nb\x01").dump() == "\"a\\nb\\u0001\"");
     // What dump writes, parse reads back (finite values).
     const std::string text = R"([0.30000000000000004, -1e-300, 123456789012, "\u00e9"])";
@@ -146,6 +150,8 @@ static void test_presets() {
     CHECK((u.explicit_settings == std::vector<std::string>{"multi_label", "max_total"}));
     CHECK(setup::drop_empty_masks(u) && !setup::drop_empty_masks(h));
     CHECK(throws([] { setup::preset("torch"); }, "no preset \"torch\""));
+    CHECK(setup::choices("box_format").size() == 4 && setup::choices("semantics") == setup::preset_names());
+    CHECK(throws([] { setup::choices("bins"); }, "no choice setting \"bins\""));
 }
 
 static void test_options_model() {
@@ -351,16 +357,18 @@ static void test_nms_json_errors() {
     CHECK(nms_fail(edited(kYolov8n, "\"nms_scores_th\": 0.2", "\"nms_scores_th\": \"0.2\""), outs,
                    "NMS JSON: nms_scores_th must be a number, got \"0.2\""));
     CHECK(nms_fail(edited(kYolov8n, "[640, 640]", "[640]"), outs, "NMS JSON: image_dims must be [height, width], got [640]"));
+    // The settings it carries are checked as the options they set, under the document's names.
+    CHECK(nms_fail(edited(kYolov8n, "\"nms_iou_th\": 0.7", "\"nms_iou_th\": -0.5"), outs,
+                   "NMS JSON: nms_iou_th must be a number in [0, 1], got -0.5"));
+    CHECK(nms_fail(edited(kYolov8n, "[640, 640]", "[0, 640]"), outs,
+                   "NMS JSON: image_dims must be [height, width], two integers in [1, 1048576], got [0, 640]"));
+    CHECK(nms_fail(edited(kYolov8n, "\"max_proposals_per_class\": 100", "\"max_proposals_per_class\": -1"), outs,
+                   "NMS JSON: max_proposals_per_class must be null (no cap) or an integer in [0, 1048576], got -1"));
     CHECK(nms_fail(edited(kYolov8n, "\"classes\": 80", "\"classes\": 81"), outs, "NMS JSON says 81 classes, class outputs have 80 channels"));
     CHECK(nms_fail(edited(kYolov8n, "\"regression_length\": 16", "\"regression_length\": 8"), outs,
                    "NMS JSON regression_length 8 does not fit box outputs with 16 bins (64 channels)"));
     CHECK(setup::read_nms_json(json::parse(edited(kYolov8n, "\"regression_length\": 16", "\"regression_length\": 15")), outs)
               .regression_length == 15);
-    // Stride x grid must give the image: image_dims, or without them the first decoder's.
-    CHECK(nms_fail(edited(kYolov8n, "\"stride\": 16", "\"stride\": 32"), outs,
-                   "NMS JSON: bbox_decoders[1] stride 32 x grid 40x40 of output 'yolov8n/conv52' is 1280x1280, not image_dims 640x640"));
-    CHECK(nms_fail(edited(edited(kYolov8n, "\"stride\": 16", "\"stride\": 32"), "\"image_dims\": [640, 640],", ""), outs,
-                   "is 1280x1280, not 640x640 as bbox_decoders[0] gives"));
     CHECK(throws([&] { setup::read_nms_json(json::parse("{}"), outs, "m.json"); }, "m.json: NMS JSON: 'bbox_decoders'"));
 }
 
@@ -393,6 +401,28 @@ static void test_config_for_layout() {
     CHECK(throws([&] { setup::config_for_layout(specs, layout, o); }, "head box output 'nope' is not among the outputs"));
 }
 
+// The plugin's path: JSON text -> options -> make_config (pair_outputs, then config_for_layout).
+static void test_make_config() {
+    std::vector<TensorSpec> specs;
+    for (const setup::OutputShape& o : yolov8n_outputs()) {
+        TensorSpec t;
+        t.name = o.name;
+        t.height = t.padded_height = o.height;
+        t.width = t.padded_width = o.width;
+        t.channels = t.padded_channels = o.channels;
+        specs.push_back(t);
+    }
+    const setup::Options o = setup::read_options(json::parse(R"({"score_threshold": 0.3, "max_total": 50})"));
+    const Config c = setup::make_config(specs, o);
+    CHECK(c.heads.size() == 3 && c.num_classes == 80 && c.bins == 16 && c.kind == HeadKind::DFL);
+    CHECK(c.heads[0].box_output == 0 && c.heads[0].cls_output == 1 && c.heads[2].stride == 32);
+    CHECK(c.settings.image_height == 640 && c.settings.score_threshold.size() == 80 && c.settings.max_total == 50);
+    CHECK(c.settings.score_threshold[79] == 0.3f && c.settings.max_per_class == 100 && c.settings.hailort_sort);
+    const setup::NmsJson nms = setup::read_nms_json(json::parse(kYolov8n), yolov8n_outputs());
+    const Config from_json = setup::make_config(specs, setup::read_options(nms.settings), &nms.heads);
+    CHECK(from_json.heads.size() == 3 && from_json.heads[1].box_output == 2 && from_json.settings.iou_threshold == 0.7f);
+}
+
 int main() {
     test_json_values();
     test_json_escapes();
@@ -405,5 +435,6 @@ int main() {
     test_nms_json_real_files();
     test_nms_json_errors();
     test_config_for_layout();
+    test_make_config();
     return report();
 }

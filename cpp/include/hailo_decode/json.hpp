@@ -18,7 +18,8 @@ public:
     static Value boolean(bool b);
     static Value number(double v);         // any finite or non-finite double (Python may hand inf/nan)
     static Value integer(int64_t v);       // a number written without fraction or exponent
-    static Value integer_beyond_int64(double v);  // the same, too large for int64 (held as a double)
+    // The same, too large for int64: held as a double, with its digits as written when known.
+    static Value integer_beyond_int64(double v, std::string digits = "");
     static Value string(std::string s);
     static Value array(std::vector<Value> items);
     static Value object(std::vector<std::pair<std::string, Value>> members);  // keys in written order
@@ -34,6 +35,10 @@ public:
     bool is_whole() const;
     // A number written as an integer literal (16, not 16.0): Python's int, the settings' "integer".
     bool is_integer_literal() const { return kind_ == Kind::Number && whole_literal_; }
+    // An integer literal within int64: as_int() gives it exactly (a double may not hold it).
+    bool is_int64() const { return kind_ == Kind::Number && exact_int_; }
+    // The digits of an integer literal beyond int64 as written ("" when not known or not one).
+    const std::string& big_integer_digits() const { return s_; }
 
     // Accessors throw std::invalid_argument when the kind differs.
     bool as_bool() const;

@@ -53,6 +53,9 @@ const std::vector<std::string>& preset_setting_names();
 const std::vector<std::string>& preset_names();
 // A preset: an object of every preset_setting_names() key (null: no cap). Throws for other names.
 const json::Value& preset(const std::string& name);
+// The values a named choice accepts: "semantics" (preset_names()), "class_activation",
+// "score_test", "iou_test", "tie_break", "box_format", "task", "keypoint_decode", "angle_decode".
+const std::vector<std::string>& choices(const std::string& key);
 // Every key read_options accepts: "semantics", the preset settings, then the model options
 // (task, bins, keypoint_dims, keypoint_decode, angle_decode, image_size, classes, proto,
 // proto_stride, drop_empty_masks).

@@ -80,8 +80,10 @@ void dump_value(const Value& v, std::string& out) {
         case Value::Kind::Null: out += "null"; break;
         case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; break;
         case Value::Kind::Number:
-            if (v.is_integer_literal() && v.is_whole() && std::fabs(v.as_number()) < 9.2e18)
+            if (v.is_int64())
                 out += std::to_string(v.as_int());
+            else if (!v.big_integer_digits().empty())
+                out += v.big_integer_digits();
             else
                 dump_number(v.as_number(), v.is_integer_literal(), out);
             break;
@@ -302,7 +304,7 @@ private:
             if (!tiny) fail_at(start, "number " + text + " is out of range (beyond +-1.8e308)");
             d = text[0] == '-' ? -0.0 : 0.0;
         }
-        return integer ? Value::integer_beyond_int64(d) : Value::number(d);
+        return integer ? Value::integer_beyond_int64(d, std::string(first, last)) : Value::number(d);
     }
 
     void digits() {
@@ -395,7 +397,9 @@ private:
                 case 'r': out += '\r'; break;
                 case 't': out += '\t'; break;
                 case 'u': append_utf8(out, escaped_code_point(escape_at)); break;
-                default: fail_at(escape_at, std::string("unknown escape \\") + e);
+                default:
+                    --pos_;
+                    fail_at(escape_at, "unknown escape \\ followed by " + here());
             }
         }
     }
@@ -424,9 +428,10 @@ Value Value::integer(int64_t i) {
     return v;
 }
 
-Value Value::integer_beyond_int64(double d) {
+Value Value::integer_beyond_int64(double d, std::string digits) {
     Value v = number(d);
     v.whole_literal_ = true;
+    v.s_ = std::move(digits);
     return v;
 }
 

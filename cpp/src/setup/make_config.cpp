@@ -1,5 +1,6 @@
-// The core Config from checked options and a paired layout: output names become indices, and every
-// setting becomes what the decoder reads (box_format -> normalized / yxyx, thresholds per class, ...).
+// The core Config from checked options and the outputs paired into heads (pair_outputs): output
+// names become indices, every setting what the decoder reads (box_format -> normalized / yxyx,
+// thresholds per class with the allow-list, ...).
 #include <algorithm>
 
 #include "hailo_decode/setup.hpp"
@@ -46,6 +47,12 @@ Settings make_settings(const Layout& layout, const Options& options) {
     // Anchor heads: HailoRT's op formulas under the hailort preset, the model repository's otherwise.
     s.hailort_decode = options.semantics == "hailort";
     return s;
+}
+
+Config make_config(const std::vector<TensorSpec>& outputs, const Options& options, const std::vector<NamedHead>* heads) {
+    std::vector<OutputShape> shapes;
+    for (const TensorSpec& t : outputs) shapes.push_back({t.name, t.height, t.width, t.channels});
+    return config_for_layout(outputs, pair_outputs(shapes, options, heads), options);
 }
 
 Config config_for_layout(const std::vector<TensorSpec>& outputs, const Layout& layout, const Options& options) {

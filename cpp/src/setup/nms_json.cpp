@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hailo_decode/setup.hpp"
+#include "options_detail.hpp"
 
 namespace hailo_decode::setup {
 
@@ -60,8 +61,9 @@ public:
     json::Value whole(const json::Value& v, const std::string& what) const {
         if (!v.is_number()) fail_kind(": " + what + " must be a number, got " + shown(v));
         if (!v.is_whole()) fail(": " + what + " must be a whole number, got " + shown(v));
-        const double d = v.as_number();
-        return std::fabs(d) < 9.2e18 ? json::Value::integer(int64_t(d)) : json::Value::integer_beyond_int64(d);
+        if (v.is_integer_literal()) return v;
+        const double d = v.as_number();  // 16.0: the integer 16
+        return std::fabs(d) < 9223372036854775808.0 ? json::Value::integer(int64_t(d)) : json::Value::integer_beyond_int64(d);
     }
 
     // The same in [low, 2^20]: sizes, strides, anchors and counts the decoder reads here.
@@ -108,8 +110,8 @@ public:
     }
 
     // One bbox decoder: YOLOv5 (encoded_layer with anchor w/h lists), YOLOX (reg, objectness, cls)
-    // or YOLOv8 (reg, cls). Its first output's index goes to `first` (its grid checks the stride).
-    NamedHead head(const json::Value& d, size_t i, size_t& first) const {
+    // or YOLOv8 (reg, cls).
+    NamedHead head(const json::Value& d, size_t i) const {
         const std::string at = "bbox_decoders[" + std::to_string(i) + "]";
         NamedHead h;
         h.stride = bounded(member(d, "stride", i), at + ".stride", 1);
@@ -122,12 +124,10 @@ public:
             for (size_t a = 0; a < ws.items().size(); ++a)
                 h.anchors.emplace_back(bounded(ws.items()[a], at + ".w", 1), bounded(hs.items()[a], at + ".h", 1));
             h.kind = HeadKind::YOLOV5;
-            first = output(d, "encoded_layer", i);
-            h.box = h.cls = outputs_[first].name;
+            h.box = h.cls = outputs_[output(d, "encoded_layer", i)].name;
             return h;
         }
-        first = output(d, "reg_layer", i);
-        h.box = outputs_[first].name;
+        h.box = outputs_[output(d, "reg_layer", i)].name;
         const json::Value* obj = d.find("objectness_layer") ? d.find("objectness_layer") : d.find("obj_layer");
         if (obj && !obj->is_null()) {
             h.kind = HeadKind::YOLOX;
@@ -146,9 +146,14 @@ private:
     const std::vector<OutputShape>& outputs_;
 };
 
-std::string size_text(int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); }
-
 }  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& detail::nms_json_setting_names() {
+    static const std::vector<std::pair<std::string, std::string>> names = {
+        {"nms_scores_th", "score_threshold"}, {"nms_iou_th", "iou_threshold"},
+        {"max_proposals_per_class", "max_per_class"}, {"image_dims", "image_size"}};
+    return names;
+}
 
 NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& outputs, const std::string& where) {
     const Reader read(where, outputs);
@@ -163,15 +168,14 @@ NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& ou
         read.fail(": 'bbox_decoders' is missing or empty");
     if (!decoders->is_array()) read.fail_kind(": 'bbox_decoders' must be a list, got " + shown(*decoders));
 
+    // (Each decoder's stride x grid = image size is pair_outputs' check, as for every head.)
     NmsJson out;
-    std::vector<size_t> firsts;
     for (size_t i = 0; i < decoders->items().size(); ++i) {
         const json::Value& d = decoders->items()[i];
         const std::string at = "bbox_decoders[" + std::to_string(i) + "]";
         if (!d.is_object()) read.fail_kind(": " + at + " must be an object, got " + shown(d));
         read.known_keys(d, kDecoderKeys, ": " + at);
-        firsts.emplace_back();
-        out.heads.push_back(read.head(d, i, firsts.back()));
+        out.heads.push_back(read.head(d, i));
     }
 
     std::vector<std::pair<std::string, json::Value>> settings;
@@ -179,36 +183,19 @@ NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& ou
     if (const json::Value* v = doc.find("nms_iou_th")) settings.emplace_back("iou_threshold", read.number(*v, "nms_iou_th"));
     if (const json::Value* v = doc.find("max_proposals_per_class"))
         settings.emplace_back("max_per_class", read.whole(*v, "max_proposals_per_class"));
-    const json::Value* dims = doc.find("image_dims");
-    if (dims) {
+    if (const json::Value* dims = doc.find("image_dims")) {
         if (!dims->is_array() || dims->items().size() != 2)
             read.fail(": image_dims must be [height, width], got " + shown(*dims));
         settings.emplace_back("image_size", json::Value::array({read.whole(dims->items()[0], "image_dims[0]"),
                                                                 read.whole(dims->items()[1], "image_dims[1]")}));
     }
+    // Each in the range of the option it sets, the message naming the document's key.
+    for (const auto& [option, value] : settings) {
+        const auto& names = detail::nms_json_setting_names();
+        const auto alias = std::find_if(names.begin(), names.end(), [&](const auto& a) { return a.second == option; });
+        detail::check_option(option, value, alias->first, (where.empty() ? "" : where + ": ") + "NMS JSON");
+    }
     out.settings = json::Value::object(std::move(settings));
-
-    // Each decoder's stride x its grid must give the image: image_dims, or the first decoder's.
-    int64_t image_h = 0, image_w = 0;
-    std::string against;
-    if (dims) {
-        image_h = out.settings.find("image_size")->items()[0].as_int();
-        image_w = out.settings.find("image_size")->items()[1].as_int();
-        against = "image_dims " + size_text(image_h, image_w);
-    }
-    for (size_t i = 0; i < out.heads.size(); ++i) {
-        const OutputShape& o = outputs[firsts[i]];
-        const int64_t h = int64_t(out.heads[i].stride) * o.height, w = int64_t(out.heads[i].stride) * o.width;
-        if (against.empty()) {
-            image_h = h;
-            image_w = w;
-            against = size_text(h, w) + " as bbox_decoders[0] gives";
-        } else if (h != image_h || w != image_w) {
-            read.fail(": bbox_decoders[" + std::to_string(i) + "] stride " + std::to_string(out.heads[i].stride) +
-                      " x grid " + size_text(o.height, o.width) + " of output " + quoted(o.name) + " is " +
-                      size_text(h, w) + ", not " + against);
-        }
-    }
 
     // The counts the document states must be the outputs' (the first head's, as pairing reads them).
     const NamedHead& h0 = out.heads[0];

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hailo_decode/setup.hpp"
+#include "options_detail.hpp"
 
 namespace hailo_decode::setup {
 
@@ -18,11 +19,6 @@ const std::string kMaxIntText = "1048576";
 
 const std::vector<std::string> kModelOptions = {"task", "bins", "keypoint_dims", "keypoint_decode", "angle_decode",
                                                 "image_size", "classes", "proto", "proto_stride", "drop_empty_masks"};
-// The NMS JSON's names of settings read_options also reads: a key spelled like one of them is
-// answered with the option's name (nms_iou_thr -> "did you mean iou_threshold?").
-const std::vector<std::pair<std::string, std::string>> kNmsJsonNames = {
-    {"nms_scores_th", "score_threshold"}, {"nms_iou_th", "iou_threshold"},
-    {"max_proposals_per_class", "max_per_class"}, {"image_dims", "image_size"}};
 
 json::Value cap_value(int64_t cap) { return cap < 0 ? json::Value() : json::Value::integer(cap); }
 
@@ -79,18 +75,20 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // Reads one value after another, each failure prefixed with `where`.
 class Reader {
 public:
-    explicit Reader(const std::string& where) : prefix_(where.empty() ? "" : where + ": ") {}
+    // Messages name option `key` as `shown` when given (another document's name for it).
+    explicit Reader(const std::string& where, std::string key = "", std::string shown = "")
+        : prefix_(where.empty() ? "" : where + ": "), key_(std::move(key)), shown_(std::move(shown)) {}
 
     // "<key> must be <must>, got <value>": a type_error when the value is of another kind.
     [[noreturn]] void fail(const std::string& key, const std::string& must, const json::Value& got, bool wrong_kind) const {
-        const std::string msg = prefix_ + key + " must be " + must + ", got " + shown(got);
+        const std::string msg = prefix_ + (key == key_ ? shown_ : key) + " must be " + must + ", got " + shown(got);
         if (wrong_kind) throw type_error(msg);
         throw std::invalid_argument(msg);
     }
 
-    std::string choice(const std::string& key, const json::Value& v, const std::vector<std::string>& allowed,
-                       bool optional = false) const {
+    std::string choice(const std::string& key, const json::Value& v, bool optional = false) const {
         if (optional && v.is_null()) return "";
+        const std::vector<std::string>& allowed = choices(key);
         const std::string must = "one of " + quoted_list(allowed) + (optional ? " (or null)" : "");
         if (!v.is_string()) fail(key, must, v, true);
         if (std::find(allowed.begin(), allowed.end(), v.as_string()) == allowed.end()) fail(key, must, v, false);
@@ -165,7 +163,7 @@ public:
 
     void model_option(const std::string& key, const json::Value& v, Options& o) const {
         if (key == "task") {
-            o.task = choice(key, v, {"detect", "segment", "pose", "obb"}, true);
+            o.task = choice(key, v, true);
         } else if (key == "bins") {
             if (!v.is_null()) o.bins = int(integer(key, v, 1, "an integer in [1, " + kMaxIntText + "] (or null)"));
         } else if (key == "keypoint_dims") {
@@ -175,9 +173,9 @@ public:
             if (!v.is_integer_literal() || !(v.as_number() == 2 || v.as_number() == 3)) fail(key, must, v, false);
             o.keypoint_dims = int(v.as_int());
         } else if (key == "keypoint_decode") {
-            o.keypoint_decode = choice(key, v, {"yolov8", "yolo26"}, true);
+            o.keypoint_decode = choice(key, v, true);
         } else if (key == "angle_decode") {
-            o.angle_decode = choice(key, v, {"sigmoid", "raw"}, true);
+            o.angle_decode = choice(key, v, true);
         } else if (key == "image_size") {
             image_size(v, o);
         } else if (key == "classes") {
@@ -195,20 +193,18 @@ public:
     }
 
     void preset_setting(const std::string& key, const json::Value& v, Options& o) const {
-        static const std::vector<std::string> tests = {">=", ">"};
-        if (key == "class_activation") o.class_activation = choice(key, v, {"none", "sigmoid"});
+        if (key == "class_activation") o.class_activation = choice(key, v);
         else if (key == "score_threshold") o.score_threshold = score_threshold(v, o.score_threshold_per_class);
-        else if (key == "score_test") o.score_test = choice(key, v, tests);
+        else if (key == "score_test") o.score_test = choice(key, v);
         else if (key == "iou_threshold") o.iou_threshold = unit(key, v);
-        else if (key == "iou_test") o.iou_test = choice(key, v, tests);
+        else if (key == "iou_test") o.iou_test = choice(key, v);
         else if (key == "multi_label") o.multi_label = boolean(key, v);
         else if (key == "agnostic") o.agnostic = boolean(key, v);
         else if (key == "max_per_class") o.max_per_class = cap(key, v);
         else if (key == "max_total") o.max_total = cap(key, v);
         else if (key == "max_candidates") o.max_candidates = cap(key, v);
-        else if (key == "tie_break") o.tie_break = choice(key, v, {"hailort", "stable"});
-        else if (key == "box_format")
-            o.box_format = choice(key, v, {"yxyx_normalized", "xyxy_normalized", "yxyx_pixels", "xyxy_pixels"});
+        else if (key == "tie_break") o.tie_break = choice(key, v);
+        else if (key == "box_format") o.box_format = choice(key, v);
         else if (key == "rotated_class_offset") o.rotated_class_offset = rotated_class_offset(v);
         else if (key == "end2end") o.end2end = boolean(key, v);
     }
@@ -217,9 +213,10 @@ public:
     [[noreturn]] void unknown_key(const std::string& key, const std::vector<std::string>& extra_keys) const {
         std::vector<std::string> spellings = option_names();
         spellings.insert(spellings.end(), extra_keys.begin(), extra_keys.end());
-        for (const auto& alias : kNmsJsonNames) spellings.push_back(alias.first);
+        // A key spelt like an NMS JSON name is answered with the option's (nms_iou_thr -> iou_threshold).
+        for (const auto& alias : detail::nms_json_setting_names()) spellings.push_back(alias.first);
         std::string close = closest_name(key, spellings);
-        for (const auto& alias : kNmsJsonNames)
+        for (const auto& alias : detail::nms_json_setting_names())
             if (close == alias.first) close = alias.second;
         const std::string msg = prefix_ + "unknown key " + json::Value::string(key).dump() +
                                 (close.empty() ? "; the keys are " + quoted_list(option_names())
@@ -228,7 +225,7 @@ public:
     }
 
 private:
-    std::string prefix_;
+    std::string prefix_, key_, shown_;
 };
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
@@ -265,6 +262,26 @@ const json::Value& preset(const std::string& name) {
                                 quoted_list(preset_names()));
 }
 
+const std::vector<std::string>& choices(const std::string& key) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> table = {
+        {"semantics", preset_names()},
+        {"class_activation", {"none", "sigmoid"}},
+        {"score_test", {">=", ">"}},
+        {"iou_test", {">=", ">"}},
+        {"tie_break", {"hailort", "stable"}},
+        {"box_format", {"yxyx_normalized", "xyxy_normalized", "yxyx_pixels", "xyxy_pixels"}},
+        {"task", {"detect", "segment", "pose", "obb"}},
+        // How keypoints and angles decode (Ultralytics 8.4, nn/modules/head.py): "yolov8" (Pose,
+        // YOLOv8/YOLO11) x = (raw * 2 + col) * stride, "yolo26" (Pose26) x = (raw + col + 0.5) * stride;
+        // "sigmoid" (OBB) angle = (sigmoid(raw) - 0.25) * pi, "raw" (OBB26) angle = raw.
+        {"keypoint_decode", {"yolov8", "yolo26"}},
+        {"angle_decode", {"sigmoid", "raw"}},
+    };
+    for (const auto& [name, values] : table)
+        if (name == key) return values;
+    throw std::invalid_argument("no choice setting " + json::Value::string(key).dump());
+}
+
 const std::vector<std::string>& option_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> out = {"semantics"};
@@ -297,7 +314,7 @@ Options read_options(const json::Value& object, const std::string& where, const 
         if (!contains(option_names(), m.first) && !contains(extra_keys, m.first)) read.unknown_key(m.first, extra_keys);
 
     Options o;
-    if (const json::Value* s = object.find("semantics")) o.semantics = read.choice("semantics", *s, preset_names());
+    if (const json::Value* s = object.find("semantics")) o.semantics = read.choice("semantics", *s);
     const json::Value& fallback = preset(o.semantics);
     for (const std::string& key : preset_setting_names()) {
         const json::Value* given = object.find(key);
@@ -307,6 +324,14 @@ Options read_options(const json::Value& object, const std::string& where, const 
     for (const std::string& key : kModelOptions)
         if (const json::Value* v = object.find(key)) read.model_option(key, *v, o);
     return o;
+}
+
+void detail::check_option(const std::string& key, const json::Value& value, const std::string& shown,
+                          const std::string& where) {
+    const Reader read(where, key, shown);
+    Options o;
+    if (contains(preset_setting_names(), key)) read.preset_setting(key, value, o);
+    else read.model_option(key, value, o);
 }
 
 std::vector<double> thresholds_per_class(const Options& options, int num_classes) {
