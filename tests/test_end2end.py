@@ -495,7 +495,7 @@ def test_sigmoid_logits_match_the_numpy_model():
 def test_end2end_is_a_bool_and_shows_in_repr():
     rng = np.random.default_rng(0)
     outputs, heads, _ = _synthetic(rng, bins=1, dtype="uint8", nc=2)
-    with pytest.raises(TypeError, match="end2end must be True or False, got 'yes'"):
+    with pytest.raises(TypeError, match='end2end must be true or false, got "yes"'):
         hd.DecoderConfig(outputs, heads, image_size=(128, 128), end2end="yes")
     cfg = hd.DecoderConfig(outputs, heads, image_size=(128, 128), end2end=True)
     assert "end2end=True" in repr(cfg)
@@ -591,9 +591,10 @@ def test_gated_selection_equals_the_plain_one_at_every_threshold(agnostic, scale
     """The decoder ranks only anchors whose best score passes conf (topk.hpp states why that keeps
     every surviving row); the NumPy model runs Ultralytics' two top-ks over every anchor. Random
     80-class uint8 heads (sparse high bytes, or a few levels: ties everywhere), thresholds exactly
-    on a byte's score, between two, below every byte, with > and >=, k below and above the number
-    of passing anchors: same rows, same order, bit-identical scores (activation none: the
-    model's float32 scores are the decoder's exactly, so conf can sit exactly on a level)."""
+    on a byte's score, between two, at 0 (below every byte when the zero point is 0), with > and
+    >=, k below and above the number of passing anchors: same rows, same order, bit-identical
+    scores (activation none: the model's float32 scores are the decoder's exactly, so conf can sit
+    exactly on a level; the levels conf sits on are in [0, 1], where a score threshold must be)."""
     rng = np.random.default_rng(4242 + 2 * agnostic + (scale > 0.01))
     nc, grids = 80, ((12, 12), (6, 6), (3, 3))
     for trial in range(6):
@@ -614,10 +615,10 @@ def test_gated_selection_equals_the_plain_one_at_every_threshold(agnostic, scale
         # A byte's score as the model computes it (float32 dequantization), so that conf sits
         # exactly on a level.
         levels = (np.arange(256, dtype=np.float32) - np.float32(zp)) * np.float32(scale)
-        q = int(rng.integers(40, 255))
+        q = int(rng.integers(40, min(255, int(1 / scale + zp))))  # levels q and q + 1 within [0, 1]
         on_level, between = float(levels[q]), float((levels[q] + levels[q + 1]) / 2)
         assert np.float32(on_level) == levels[q]
-        for conf in (on_level, between, -1.0, 0.2):
+        for conf in (on_level, between, 0.0, 0.2):
             for test in (">", ">="):
                 for max_det in (1, 7, 300, 1000):
                     cfg = hd.DecoderConfig(outputs, heads, image_size=(96, 96), semantics="ultralytics",

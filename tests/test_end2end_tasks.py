@@ -311,9 +311,9 @@ def test_random_heads_against_numpy(task, dtype, bins, yolo26, seed):
 
 def test_bad_decode_settings_name_the_setting():
     outputs, heads, _, _ = make_task_case(np.random.default_rng(5), "pose")
-    with pytest.raises(ValueError, match=r"keypoint_decode must be one of \('yolov8', 'yolo26'\), got 'Pose26'"):
+    with pytest.raises(ValueError, match=r'keypoint_decode must be one of "yolov8", "yolo26" \(or null\), got "Pose26"'):
         hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True, keypoint_decode="Pose26")
-    with pytest.raises(ValueError, match=r"angle_decode must be one of \('sigmoid', 'raw'\), got 1"):
+    with pytest.raises(TypeError, match=r'angle_decode must be one of "sigmoid", "raw" \(or null\), got 1'):
         hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True, angle_decode=1)
     cfg = hd.DecoderConfig(outputs, heads, image_size=(64, 64), end2end=True, keypoint_decode="yolo26")
     assert cfg.replace(score_threshold=0.5).keypoint_decode == "yolo26"  # kept by replace

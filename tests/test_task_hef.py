@@ -126,5 +126,5 @@ def test_task_decode_settings_are_checked():
     data = _pose_hef(box_channels=4)
     with pytest.raises(ValueError, match="keypoint_decode must be one of"):
         hd.DecoderConfig.from_hef(data, task="pose", keypoint_decode="pose26")
-    with pytest.raises(ValueError, match="angle_decode must be one of"):
+    with pytest.raises(TypeError, match="angle_decode must be one of"):  # a bool is no decode name
         hd.DecoderConfig.from_hef(data, task="pose", angle_decode=True)

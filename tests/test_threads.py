@@ -104,8 +104,8 @@ def test_two_decoders_two_threads(uint8_data, float_data, pair):
     types) decoding at the same time in two threads each give their own serial results."""
     a_cfg = demo_config(uint8_data)  # hailort preset, sigmoid, 0.25, yxyx normalized
     a_in = uint8_frames(uint8_data)
-    if pair == "uint8_settings":  # same arrays, everything else different (logit thresholds, no sigmoid)
-        b_cfg = demo_config(uint8_data, semantics="ultralytics", class_activation="none", score_threshold=[-1.5, -2.0],
+    if pair == "uint8_settings":  # same arrays, everything else different (preset, per-class thresholds, ...)
+        b_cfg = demo_config(uint8_data, semantics="ultralytics", score_threshold=[0.05, 0.02],
                             box_format="xyxy_pixels", iou_threshold=0.5)
         b_in = a_in
     else:

@@ -1,51 +1,44 @@
 """What the decoder needs to know: each output's layout and quantization, how outputs pair into
-heads, and the decoding settings (thresholds, NMS rules, box format), with two presets."""
+heads, and the decoding settings (thresholds, NMS rules, box format), with two presets.
+
+The presets, the check of every setting and the reading of the DFC NMS JSON are the C++ core's
+(hailo_decode/setup.hpp, through `_core`), which the TAPPAS plugin reads too: the same rules, the
+same messages."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable as _Iterable
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
-from .heads import TASKS, ULTRALYTICS_MAX_WH, AnchorHead, Head, YoloxHead
+from . import _core
+from .heads import AnchorHead, Head, YoloxHead
 from .outputs import OutputInfo
-from .pairing import _head_repr, _match_output, pair_outputs
+from .pairing import _head, _head_repr, pair_outputs
 
 __all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice",
            "KEYPOINT_DECODES", "ANGLE_DECODES", "task_decode_choice"]
 
-BOX_FORMATS = ("yxyx_normalized", "xyxy_normalized", "yxyx_pixels", "xyxy_pixels")
-# How keypoint and angle channels become pixels and radians (Ultralytics 8.4, nn/modules/head.py):
-#   keypoint_decode "yolov8": Pose (YOLOv8/YOLO11), x = (raw * 2 + col) * stride;
-#                   "yolo26": Pose26 (YOLO26), x = (raw + col + 0.5) * stride (rows for y);
-#   angle_decode "sigmoid": OBB (YOLOv8/YOLO11), angle = (sigmoid(raw) - 0.25) * pi;
-#                "raw":     OBB26 (YOLO26), angle = raw.
-KEYPOINT_DECODES = ("yolov8", "yolo26")
-ANGLE_DECODES = ("sigmoid", "raw")
+# Views of the core's choices and presets (cpp/src/setup/options.cpp).
+BOX_FORMATS = tuple(_core.choices("box_format"))
+# How keypoints and angles decode: "yolov8" (Pose, YOLOv8/YOLO11) or "yolo26" (Pose26); "sigmoid"
+# (OBB) or "raw" (OBB26). The core's choices table gives each formula.
+KEYPOINT_DECODES = tuple(_core.choices("keypoint_decode"))
+ANGLE_DECODES = tuple(_core.choices("angle_decode"))
+
+# The settings every preset fills ("hailort": HailoRT's own YOLOv8 post-process, DFC
+# nms_postprocess engine=cpu; "ultralytics": Ultralytics' predict on the same head); any of them
+# can be given explicitly instead.
+SEMANTICS: Dict[str, Dict[str, Any]] = {name: _core.preset(name) for name in _core.preset_names()}
+_SETTINGS = tuple(_core.preset_setting_names())
+_NOTHING_GIVEN = _core.read_options({})  # the hailort preset, model options not given
+_CORE_KIND = {"dfl": _core.HeadKind.DFL, "yolov5": _core.HeadKind.YOLOV5, "yolox": _core.HeadKind.YOLOX}
 
 
-# Settings every preset fills; any of them can be given explicitly instead.
-SEMANTICS: Dict[str, Dict[str, Any]] = {
-    # What HailoRT's own YOLOv8 post-process does (DFC nms_postprocess, engine=cpu).
-    "hailort": dict(
-        class_activation="none", score_threshold=0.2, score_test=">=", iou_threshold=0.7, iou_test=">=",
-        multi_label=True, agnostic=False, max_per_class=100, max_total=None, max_candidates=None,
-        tie_break="hailort", box_format="yxyx_normalized", rotated_class_offset=0.0, end2end=False,
-    ),
-    # What Ultralytics' predict does on the same head (utils/nms.py).
-    "ultralytics": dict(
-        class_activation="sigmoid", score_threshold=0.25, score_test=">", iou_threshold=0.7, iou_test=">",
-        multi_label=False, agnostic=False, max_per_class=None, max_total=300, max_candidates=30000,
-        tie_break="stable", box_format="xyxy_pixels", rotated_class_offset=ULTRALYTICS_MAX_WH, end2end=False,
-    ),
-}
-_SETTINGS = tuple(SEMANTICS["hailort"])
-
-
-# Caps beyond this are not caps: they would only make HailoRT-shaped buffers impossibly large.
+# For the arguments of the readers beside DecoderConfig (formats, detections): caps beyond this are
+# not caps, they would only make HailoRT-shaped buffers impossibly large.
 MAX_CAP = 1 << 20
 
 
@@ -55,24 +48,6 @@ def _opt_int(value: Any, what: str, low: int = 0) -> Optional[int]:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= MAX_CAP:
         raise ValueError(f"{what} must be None or an integer >= {low} (at most {MAX_CAP}), got {value!r}")
     return int(value)
-
-
-def _json_int(value: Any, what: str) -> int:
-    """An integer from the NMS JSON (which may hold floats such as 16.0, or Infinity)."""
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"NMS JSON: {what} must be a number, got {value!r}") from None
-    if not math.isfinite(f) or f != int(f):
-        raise ValueError(f"NMS JSON: {what} must be a whole number, got {value!r}")
-    return int(f)
-
-
-def _json_float(value: Any, what: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"NMS JSON: {what} must be a number, got {value!r}") from None
 
 
 def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
@@ -124,24 +99,23 @@ class DecoderConfig:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
-        unknown = set(settings) - set(_SETTINGS)
-        if unknown:
-            raise TypeError(f"unknown setting(s) {sorted(unknown)}; settings are {list(_SETTINGS)}")
-        self.semantics = _choice(semantics, tuple(SEMANTICS), "semantics")
-        resolved = dict(SEMANTICS[semantics])
-        resolved.update(settings)
+        # Every setting and model option is checked by the core (unknown keys, kinds, ranges);
+        # None is "not given" (proto_stride None: not checked).
+        if isinstance(classes, _Iterable) and not isinstance(classes, (str, bytes, Mapping, list, tuple, np.ndarray)):
+            classes = list(classes)  # a range, set or generator, read once
+        opts = _core.read_options(dict(
+            settings, semantics=semantics, image_size=image_size, classes=classes, bins=bins, proto=proto,
+            proto_stride=proto_stride, drop_empty_masks=drop_empty_masks, task=task, keypoint_dims=keypoint_dims,
+            keypoint_decode=keypoint_decode, angle_decode=angle_decode))
+        self._options = opts
+        self.semantics: str = opts.semantics
         self._explicit = dict(settings)
         self._drop_explicit = drop_empty_masks
-        if keypoint_decode is not None:
-            _choice(keypoint_decode, KEYPOINT_DECODES, "keypoint_decode")
-        if angle_decode is not None:
-            _choice(angle_decode, ANGLE_DECODES, "angle_decode")
         self._decodes_explicit = dict(keypoint_decode=keypoint_decode, angle_decode=angle_decode)
+        task, bins, keypoint_dims = opts.task or None, opts.bins or None, opts.keypoint_dims or None
+        proto, proto_stride = opts.proto or None, opts.proto_stride or None
+        image_size = (opts.image_height, opts.image_width) if opts.image_height else None
 
-        if task is not None:
-            _choice(task, TASKS, "task")
-        if keypoint_dims is not None and (isinstance(keypoint_dims, bool) or keypoint_dims not in (2, 3)):
-            raise ValueError(f"keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got {keypoint_dims!r}")
         # Pairing, the strides and every check of heads against outputs: the C++ core (pairing.py).
         layout = pair_outputs(self.outputs, heads, task=task, bins=bins, keypoint_dims=keypoint_dims, proto=proto,
                               proto_stride=proto_stride, image_size=image_size)
@@ -152,62 +126,54 @@ class DecoderConfig:
         if self.head_kind != "dfl":
             self.drop_empty_masks = False  # YOLOv5/YOLOX heads decode boxes only
         else:
-            self.drop_empty_masks = (self.semantics == "ultralytics") if drop_empty_masks is None else bool(drop_empty_masks)
+            self.drop_empty_masks = _core.drop_empty_masks(opts)
 
-        s = resolved
-        self.class_activation = _choice(s["class_activation"], ("none", "sigmoid"), "class_activation")
-        self.score_test = _choice(s["score_test"], (">=", ">"), "score_test")
-        self.iou_test = _choice(s["iou_test"], (">=", ">"), "iou_test")
-        self.tie_break = _choice(s["tie_break"], ("hailort", "stable"), "tie_break")
-        off = s["rotated_class_offset"]
-        if (isinstance(off, bool) or not isinstance(off, (int, float, np.floating, np.integer))
-                or not math.isfinite(off) or off < 0 or not np.isfinite(np.float32(off))):
-            raise ValueError(f"rotated_class_offset must be a finite number >= 0, got {off!r}")
-        self.rotated_class_offset = float(off)
-        self.box_format = _choice(s["box_format"], BOX_FORMATS, "box_format")
-        if not isinstance(s["end2end"], (bool, np.bool_)):
-            raise TypeError(f"end2end must be True or False, got {s['end2end']!r}")
-        self.end2end = bool(s["end2end"])
-        if self.end2end and self.head_kind != "dfl":
-            raise ValueError(f"end2end selection is for DFL heads (YOLO26/YOLOv10), not {self.head_kind} heads")
+        self.class_activation: str = opts.class_activation
+        self.score_test: str = opts.score_test
+        self.iou_test: str = opts.iou_test
+        self.tie_break: str = opts.tie_break
+        self.rotated_class_offset: float = opts.rotated_class_offset
+        self.box_format: str = opts.box_format
+        self.end2end: bool = opts.end2end
+        self.multi_label: bool = opts.multi_label
+        self.agnostic: bool = opts.agnostic
+        self.max_per_class, self.max_total, self.max_candidates = (
+            None if cap < 0 else cap for cap in (opts.max_per_class, opts.max_total, opts.max_candidates))
+        self.iou_threshold: float = opts.iou_threshold
+        self.score_threshold: Union[float, Tuple[float, ...]] = (
+            tuple(opts.score_threshold) if opts.score_threshold_per_class else opts.score_threshold[0])
+        self.classes: Optional[Tuple[int, ...]] = tuple(opts.classes) if opts.has_classes else None
         # Unless given, the forms the box tensors imply (`task_decode_choice`): a hand-built YOLO26
         # pose/OBB config must not decode its keypoints or angles with YOLOv8's formulas.
-        implied_kpt, implied_angle, _ = _decodes_for_bins(self.bins)
-        self.keypoint_decode: str = keypoint_decode or implied_kpt
-        self.angle_decode: str = angle_decode or implied_angle
-        self.multi_label = bool(s["multi_label"])
-        self.agnostic = bool(s["agnostic"])
-        self.max_per_class = _opt_int(s["max_per_class"], "max_per_class")
-        self.max_total = _opt_int(s["max_total"], "max_total")
-        self.max_candidates = _opt_int(s["max_candidates"], "max_candidates")
-        iou = s["iou_threshold"]
-        if (isinstance(iou, bool) or not isinstance(iou, (int, float, np.floating, np.integer))
-                or not math.isfinite(iou) or not np.isfinite(np.float32(iou))):
-            raise ValueError(f"iou_threshold must be a finite number (as float32 too), got {iou!r}")
-        self.iou_threshold = float(iou)
-        th = np.asarray(s["score_threshold"], dtype=np.float64)
-        if th.ndim > 1 or (th.ndim == 1 and th.size != self.num_classes):
-            raise ValueError(f"score_threshold must be a number or one per class ({self.num_classes}), got shape {th.shape}")
-        if not np.all(np.isfinite(th)):
-            raise ValueError(f"score_threshold must be finite, got {s['score_threshold']!r}")
-        self.score_threshold: Union[float, Tuple[float, ...]] = float(th) if th.ndim == 0 else tuple(float(v) for v in th)
-        self.classes: Optional[Tuple[int, ...]] = None
-        if classes is not None:
-            cl = tuple(int(c) for c in classes)
-            bad = [c for c in cl if not 0 <= c < self.num_classes]
-            if bad:
-                raise ValueError(f"classes {bad} out of range [0, {self.num_classes})")
-            self.classes = cl
+        self.keypoint_decode: str = _core.keypoint_decode(opts, self.bins)
+        self.angle_decode: str = _core.angle_decode(opts, self.bins)
+        self._layout = self._core_layout()
+        _core.make_settings(self._layout, opts)  # what needs the class count: per-class thresholds, classes, end2end
+
+    def _core_layout(self) -> "_core.Layout":
+        """The heads as the core's Layout (make_config's input, without pairing again)."""
+        lay = _core.Layout()
+        lay.kind = _CORE_KIND[self.head_kind]
+        heads = []
+        for h in self.heads:
+            n = _core.NamedHead()
+            n.kind, n.box, n.cls, n.stride = lay.kind, h.box, h.cls, int(h.stride or 0)
+            n.mask, n.kpt, n.angle = h.mask or "", h.kpt or "", h.angle or ""
+            if isinstance(h, AnchorHead):
+                n.anchors = list(h.anchors)
+            elif isinstance(h, YoloxHead):
+                n.obj = h.obj
+            heads.append(n)
+        lay.heads = heads
+        lay.image_height, lay.image_width = self.image_size
+        lay.task, lay.num_classes, lay.bins, lay.proto = self.task, self.num_classes, self.bins, self.proto or ""
+        lay.num_keypoints, lay.keypoint_dims = self.num_keypoints, self.keypoint_dims
+        return lay
 
     # -- derived views -------------------------------------------------------------------------
     def thresholds_per_class(self) -> Tuple[float, ...]:
         """The score threshold of every class; +inf for classes outside the allow-list."""
-        th = self.score_threshold
-        per = list(th) if isinstance(th, tuple) else [th] * self.num_classes
-        if self.classes is not None:
-            allowed = set(self.classes)
-            per = [v if c in allowed else math.inf for c, v in enumerate(per)]
-        return tuple(per)
+        return tuple(_core.thresholds_per_class(self._options, self.num_classes))
 
     @property
     def output_names(self) -> Tuple[str, ...]:
@@ -263,52 +229,23 @@ class DecoderConfig:
         exactly or as the part after the last '/'. Keywords override the JSON; the preset fills
         the rest."""
         if isinstance(source, Mapping):
-            doc = dict(source)
-        elif isinstance(source, str) and source.lstrip().startswith("{"):
-            doc = json.loads(source)  # the JSON text itself, pasted
+            doc: Any = dict(source)
         else:
-            with open(source, "r", encoding="utf-8") as f:
-                doc = json.load(f)
-        outputs = tuple(outputs)
-        if doc.get("background_removal"):
-            raise ValueError("NMS JSON: background_removal=true is not supported")
-        decoders = doc.get("bbox_decoders")
-        if not decoders:
-            raise ValueError("NMS JSON: 'bbox_decoders' is missing or empty")
-        if not isinstance(decoders, (list, tuple)):
-            raise ValueError(f"NMS JSON: 'bbox_decoders' must be a list, got {type(decoders).__name__}")
-        heads = []
-        for i, d in enumerate(decoders):
-            if not isinstance(d, Mapping):
-                raise ValueError(f"NMS JSON: bbox_decoders[{i}] must be an object, got {d!r}")
+            # The JSON text itself (pasted) or a file: parsed by the core, as the TAPPAS plugin parses it.
+            pasted = isinstance(source, str) and source.lstrip()[:1] in ("{", "[")
+            if pasted:
+                text, where = cast(str, source), "NMS JSON"
+            else:
+                with open(source, "r", encoding="utf-8") as f:
+                    text, where = f.read(), os.fspath(source)
             try:
-                heads.append(_json_head(d, i, outputs))
-            except KeyError as e:
-                raise ValueError(f"NMS JSON: bbox_decoders[{i}] lacks {e}") from None
-        from_json: Dict[str, Any] = {}
-        if "nms_scores_th" in doc:
-            from_json["score_threshold"] = _json_float(doc["nms_scores_th"], "nms_scores_th")
-        if "nms_iou_th" in doc:
-            from_json["iou_threshold"] = _json_float(doc["nms_iou_th"], "nms_iou_th")
-        if "max_proposals_per_class" in doc:
-            from_json["max_per_class"] = _json_int(doc["max_proposals_per_class"], "max_proposals_per_class")
-        if "image_dims" in doc:
-            dims = doc["image_dims"]
-            if not isinstance(dims, (list, tuple)) or len(dims) != 2:
-                raise ValueError(f"NMS JSON: image_dims must be [height, width], got {dims!r}")
-            from_json["image_size"] = (_json_int(dims[0], "image_dims[0]"), _json_int(dims[1], "image_dims[1]"))
-        from_json.update(settings)
-        config = cls(outputs, heads, **from_json)
-        if "classes" in doc and _json_int(doc["classes"], "classes") != config.num_classes:
-            raise ValueError(f"NMS JSON says {doc['classes']} classes, class outputs have {config.num_classes} channels")
-        if "regression_length" in doc and config.head_kind == "dfl":
-            rl = _json_int(doc["regression_length"], "regression_length")
-            # DFC JSONs count bins (16); Ultralytics-style configs say reg_max - 1 (15).
-            if config.bins not in (rl, rl + 1):
-                raise ValueError(f"NMS JSON regression_length {rl} does not fit box outputs with {config.bins} bins "
-                                 f"({4 * config.bins} channels)")
-        return config
-
+                doc = _core.parse_json(text)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
+        outputs = tuple(outputs)
+        shapes = [_core.OutputShape(o.name, *o.shape) for o in outputs if isinstance(o, OutputInfo)]
+        nms = _core.read_nms_json(doc, shapes)
+        return cls(outputs, [_head(h) for h in nms.heads], **dict(nms.settings, **settings))
 
     @classmethod
     def from_hef(cls, source: Any, network_group: Any = None, *, device_buffers: bool = False,
@@ -343,11 +280,12 @@ def end2end_choice(config: "DecoderConfig") -> Tuple[bool, str]:
 
 
 def _decodes_for_bins(bins: int) -> Tuple[str, str, str]:
-    if bins == 1:
-        return "yolo26", "raw", ("box tensors have 4 channels (no DFL): YOLO26 heads (Pose26/OBB26), keypoints "
-                                 "(raw + col + 0.5) * stride, raw angles")
-    return "yolov8", "sigmoid", (f"box tensors have {4 * bins} channels ({bins} DFL bins): YOLOv8/YOLO11 heads "
-                                 f"(Pose/OBB), keypoints (raw * 2 + col) * stride, angles (sigmoid(raw) - 0.25) * pi")
+    kpt, angle = _core.keypoint_decode(_NOTHING_GIVEN, bins), _core.angle_decode(_NOTHING_GIVEN, bins)
+    if kpt == "yolo26":
+        return kpt, angle, ("box tensors have 4 channels (no DFL): YOLO26 heads (Pose26/OBB26), keypoints "
+                            "(raw + col + 0.5) * stride, raw angles")
+    return kpt, angle, (f"box tensors have {4 * bins} channels ({bins} DFL bins): YOLOv8/YOLO11 heads "
+                        f"(Pose/OBB), keypoints (raw * 2 + col) * stride, angles (sigmoid(raw) - 0.25) * pi")
 
 
 def task_decode_choice(config: "DecoderConfig") -> Tuple[str, str, str]:
@@ -356,21 +294,3 @@ def task_decode_choice(config: "DecoderConfig") -> Tuple[str, str, str]:
     forms for DFL box tensors. A YOLO26 model trained with reg_max 16 would need
     keypoint_decode="yolo26" / angle_decode="raw" passed."""
     return _decodes_for_bins(config.bins)
-
-
-def _json_head(d: Mapping[str, Any], i: int, outputs: Sequence[OutputInfo]) -> Head:
-    """One bbox decoder of the NMS JSON: YOLOv8 (reg/cls), YOLOv5 (encoded_layer, w, h) or YOLOX
-    (reg/objectness/cls)."""
-    stride = _json_int(d["stride"], f"bbox_decoders[{i}].stride")
-    if "encoded_layer" in d:
-        ws, hs = d["w"], d["h"]
-        if not isinstance(ws, (list, tuple)) or not isinstance(hs, (list, tuple)) or len(ws) != len(hs) or not ws:
-            raise ValueError(f"NMS JSON: bbox_decoders[{i}] anchor lists w {ws!r} and h {hs!r} must be non-empty and "
-                             f"of one length")
-        anchors = [(_json_int(a, f"bbox_decoders[{i}].w"), _json_int(b, f"bbox_decoders[{i}].h")) for a, b in zip(ws, hs)]
-        return AnchorHead(_match_output(str(d["encoded_layer"]), outputs), anchors, stride)
-    obj = d.get("objectness_layer", d.get("obj_layer"))
-    if obj is not None:
-        return YoloxHead(_match_output(str(d["reg_layer"]), outputs), _match_output(str(obj), outputs),
-                         _match_output(str(d["cls_layer"]), outputs), stride)
-    return Head(_match_output(str(d["reg_layer"]), outputs), _match_output(str(d["cls_layer"]), outputs), stride)

@@ -3,12 +3,12 @@ place (no copies) with the GIL released."""
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _core
-from .config import AnchorHead, DecoderConfig, OutputInfo, YoloxHead
+from .config import DecoderConfig, OutputInfo
 from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
 from .diagnostics import diagnose_outputs
@@ -18,9 +18,6 @@ __all__ = ["Decoder"]
 _CORE_DTYPE = {"uint8": _core.DType.U8, "uint16": _core.DType.U16, "float32": _core.DType.F32}
 _CORE_ORDER = {"NHWC": _core.Order.NHWC, "FCR": _core.Order.NHWC, "F8CR": _core.Order.F8CR,
                "NHCW": _core.Order.NHCW, "NCHW": _core.Order.NCHW}
-_CORE_KIND = {"dfl": _core.HeadKind.DFL, "yolov5": _core.HeadKind.YOLOV5, "yolox": _core.HeadKind.YOLOX}
-_CORE_KEYPOINT_DECODE = {"yolov8": _core.KeypointDecode.YOLOV8, "yolo26": _core.KeypointDecode.YOLO26}
-_CORE_ANGLE_DECODE = {"sigmoid": _core.AngleDecode.SIGMOID, "raw": _core.AngleDecode.RAW}
 
 Frames = Mapping[str, np.ndarray]
 
@@ -44,57 +41,9 @@ def _tensor_spec(o: OutputInfo) -> "_core.TensorSpec":
 
 
 def _core_config(cfg: DecoderConfig) -> "_core.Config":
-    c = _core.Config()
-    c.outputs = [_tensor_spec(o) for o in cfg.outputs]
-    index = {o.name: i for i, o in enumerate(cfg.outputs)}
-    heads = []
-    for h in cfg.heads:
-        hs = _core.HeadSpec()
-        hs.box_output, hs.cls_output = index[h.box], index[h.cls]
-        hs.stride = int(cast(int, h.stride))  # DecoderConfig resolved every head's stride
-        if h.kpt is not None:
-            hs.kpt_output = index[h.kpt]
-        if h.angle is not None:
-            hs.angle_output = index[h.angle]
-        if h.mask is not None:
-            hs.mask_output = index[h.mask]
-        if isinstance(h, AnchorHead):
-            hs.anchors = [v for pair in h.anchors for v in pair]
-        elif isinstance(h, YoloxHead):
-            hs.obj_output = index[h.obj]
-        heads.append(hs)
-    c.heads = heads
-    c.num_classes = cfg.num_classes
-    c.bins = max(cfg.bins, 1)
-    c.kind = _CORE_KIND[cfg.head_kind]
-    c.num_keypoints = cfg.num_keypoints
-    c.keypoint_dims = cfg.keypoint_dims
-    c.keypoint_decode = _CORE_KEYPOINT_DECODE[cfg.keypoint_decode]
-    c.angle_decode = _CORE_ANGLE_DECODE[cfg.angle_decode]
-    if cfg.proto is not None:
-        c.proto_output = index[cfg.proto]
-        c.drop_empty_masks = cfg.drop_empty_masks
-    s = _core.Settings()
-    s.sigmoid = cfg.class_activation == "sigmoid"
-    s.score_threshold = list(cfg.thresholds_per_class())
-    s.score_inclusive = cfg.score_test == ">="
-    s.iou_threshold = cfg.iou_threshold
-    s.iou_inclusive = cfg.iou_test == ">="
-    s.multi_label = cfg.multi_label
-    s.agnostic = cfg.agnostic
-    s.max_per_class = -1 if cfg.max_per_class is None else cfg.max_per_class
-    s.max_total = -1 if cfg.max_total is None else cfg.max_total
-    s.max_candidates = -1 if cfg.max_candidates is None else cfg.max_candidates
-    s.hailort_sort = cfg.tie_break == "hailort"
-    s.normalized = cfg.box_format.endswith("normalized")
-    s.yxyx = cfg.box_format.startswith("yxyx")
-    s.image_height, s.image_width = cfg.image_size
-    s.class_offset = cfg.rotated_class_offset
-    s.end2end = cfg.end2end
-    # Anchor heads: HailoRT's op formulas under the hailort preset, the model repository's otherwise.
-    s.hailort_decode = cfg.semantics == "hailort"
-    c.settings = s
-    return c
+    # The core fills every setting from the checked options (setup::config_for_layout, make_config's
+    # second half), on the heads DecoderConfig already paired.
+    return _core.config_for_layout([_tensor_spec(o) for o in cfg.outputs], cfg._layout, cfg._options)
 
 
 def _frames_in(o: OutputInfo, a: np.ndarray) -> Optional[int]:

@@ -16,8 +16,8 @@ and replayed:  ``run_spec(spec)``. Buffers are not stored in the spec: they are 
   per-channel quantization, presets and settings) and a frame or batch of buffers, decoded with
   ``Decoder.decode``, ``Decoder.__call__`` or ``Decoder.decode_to_hailo_nms``. ``spec["valid"]``:
   every value was drawn from what the API documents as valid (extremes included: 1x1 grids, 1000
-  classes, thresholds 0/1/negative/1e300, tiny and huge scales, denormals and -0.0 in float input,
-  unaligned/read-only arrays, ...), so decoding must succeed. Otherwise ``spec["faults"]`` lists
+  classes, thresholds from 0 to 1 (beyond: faults), tiny and huge scales, denormals and -0.0 in
+  float input, unaligned/read-only arrays, ...), so decoding must succeed. Otherwise ``spec["faults"]`` lists
   the deliberately wrong things (a bad setting, NaN in a float buffer, a wrong shape, ...); the
   outcome may then be a result or ValueError/TypeError.
 * ``nms_input``: ``decode_hailo_nms`` on garbage: flat buffers with broken counts, lists of odd
@@ -195,9 +195,9 @@ BINS = [1, 4, 16, 16]
 RARE_BINS = [2, 3, 8, 17]
 ZPS = [0, 0.0, 84, 128, 127.5, 0.3, 255, -3.7, 265.0, 1e4, -1e4, 30000.25, 65535, 1e-30]
 SCALES = [1 / 255, 0.089, 1 / 65535, 1.0, 0.5, 1e-3, 1e-30, 1e-38, 1e-44, 10.0, 1e10, 1e30]
-THRESHOLDS = [0, 0.0, 1, 1.0, 0.2, 0.25, 0.5, 0.999, -0.5, -1e30, 1e30, 1e300, -1e300, 1e-45, -0.0, 5,
-              "np32:0.3", "np64:0.7"]
-IOUS = [0, 0.0, 1, 1.0, 0.5, 0.7, 0.45, -1.0, 2.0, 1e30, "np32:0.6", 1e-45]
+# Thresholds and IoU lie in [0, 1] (issue 28); the values beyond are the faults' (threshold_bad, iou_bad).
+THRESHOLDS = [0, 0.0, 1, 1.0, 0.2, 0.25, 0.5, 0.999, 1e-45, -0.0, "np32:0.3", "np64:0.7"]
+IOUS = [0, 0.0, 1, 1.0, 0.5, 0.7, 0.45, "np32:0.6", 1e-45]
 CAPS_PER_CLASS = [None, 0, 1, 2, 3, 10, 100, "np64:5"]
 CAPS_TOTAL = [None, 0, 1, 2, 5, 300, 10**6, "np32:7"]
 CAPS_CAND = [None, 0, 1, 3, 30000, 10**6]
@@ -377,8 +377,8 @@ def decode_specs(draw, valid: Optional[bool] = None) -> Dict[str, Any]:
     if draw(st.integers(0, 3)):
         s["semantics"] = draw(st.sampled_from(["hailort", "ultralytics"]))
     for key, pool in (("class_activation", ["none", "sigmoid"]), ("score_test", [">=", ">"]),
-                      ("iou_test", [">=", ">"]), ("multi_label", [True, False, 0, 1]),
-                      ("agnostic", [False, True, 0]), ("tie_break", ["hailort", "stable"]),
+                      ("iou_test", [">=", ">"]), ("multi_label", [True, False]),
+                      ("agnostic", [False, True]), ("tie_break", ["hailort", "stable"]),
                       ("box_format", list(BOX_FORMATS)), ("iou_threshold", IOUS),
                       ("max_per_class", CAPS_PER_CLASS), ("max_total", CAPS_TOTAL),
                       ("max_candidates", CAPS_CAND)):
@@ -502,7 +502,8 @@ def _apply_setting_faults(draw, s: Dict[str, Any], F: set, C: int) -> None:
     if "setting_bad" in F:
         key, val = draw(st.sampled_from([("class_activation", "relu"), ("class_activation", None), ("score_test", "<"),
                                          ("iou_test", "=>"), ("tie_break", "x"), ("box_format", "xywh"),
-                                         ("box_format", None), ("score_test", 1)]))
+                                         ("box_format", None), ("score_test", 1), ("multi_label", 0),
+                                         ("multi_label", 1), ("agnostic", 0)]))
         s[key] = val
     if "unknown_key" in F:
         s[draw(st.sampled_from(["iou", "threshold", "nms", "semantic"]))] = 0.5
@@ -510,10 +511,12 @@ def _apply_setting_faults(draw, s: Dict[str, Any], F: set, C: int) -> None:
         s["semantics"] = draw(st.sampled_from(["tf", "", "HAILORT", None]))
     if "threshold_bad" in F:
         s["score_threshold"] = draw(st.sampled_from([
-            float("nan"), float("inf"), float("-inf"), [0.5] * (C + 1), [[0.5]], "abc", None,
+            float("nan"), float("inf"), float("-inf"), [0.5] * (C + 1), [[0.5]], "abc", None, -0.5, -1e30, 1e30,
+            1e300, -1e300, 5,
             dict(per_class=[float("nan")] * C, container="list"), dict(per_class=[0.1] * C + [0.2], container="array")]))
     if "iou_bad" in F:
-        s["iou_threshold"] = draw(st.sampled_from([float("nan"), float("inf"), float("-inf"), "0.5", True, None, [0.5]]))
+        s["iou_threshold"] = draw(st.sampled_from([float("nan"), float("inf"), float("-inf"), "0.5", True, None, [0.5],
+                                                   -1.0, 2.0, 1e30]))
     if "iou_f32_overflow" in F:
         s["iou_threshold"] = draw(st.sampled_from([1e300, -1e300, 3.5e38]))
     if "caps_bad" in F:

@@ -164,3 +164,67 @@ def pair_outputs(outputs: Sequence[Tuple[str, int, int, int]], heads: Optional[S
                  task: Optional[str] = None, bins: Optional[int] = None, keypoint_dims: Optional[int] = None,
                  proto: Optional[str] = None, proto_stride: Optional[int] = None,
                  image_size: Optional[Sequence[Any]] = None) -> Layout: ...
+
+# Setup (cpp/bindings/setup.cpp, hailo_decode/setup.hpp): settings, presets, checks, NMS JSON.
+# A value of the wrong kind or an unknown key raises TypeError, every other refusal ValueError.
+class OutputShape:
+    name: str
+    height: int
+    width: int
+    channels: int
+    def __init__(self, name: str, height: int, width: int, channels: int) -> None: ...
+
+class Options:
+    """Checked options (read_options), read-only. "" / 0 / -1: not given (caps: None)."""
+    semantics: str
+    class_activation: str
+    score_threshold: List[float]
+    score_threshold_per_class: bool
+    score_test: str
+    iou_threshold: float
+    iou_test: str
+    multi_label: bool
+    agnostic: bool
+    max_per_class: int
+    max_total: int
+    max_candidates: int
+    tie_break: str
+    box_format: str
+    rotated_class_offset: float
+    end2end: bool
+    explicit_settings: List[str]
+    task: str
+    bins: int
+    keypoint_dims: int
+    keypoint_decode: str
+    angle_decode: str
+    image_height: int
+    image_width: int
+    has_classes: bool
+    classes: List[int]
+    proto: str
+    proto_stride: int
+    drop_empty_masks: int
+
+class NmsJson:
+    heads: List[NamedHead]
+    settings: Dict[str, Any]
+    classes: int
+    regression_length: int
+
+def parse_json(text: str) -> Any: ...
+def preset_setting_names() -> List[str]: ...
+def preset_names() -> List[str]: ...
+def option_names() -> List[str]: ...
+def preset(name: str) -> Dict[str, Any]: ...
+def choices(key: str) -> List[str]: ...
+def closest_name(name: str, known: Sequence[str]) -> str: ...
+def read_options(options: Any, where: str = "") -> Options: ...
+def read_nms_json(doc: Any, outputs: Sequence[OutputShape], where: str = "") -> NmsJson: ...
+def thresholds_per_class(options: Options, num_classes: int) -> List[float]: ...
+def keypoint_decode(options: Options, bins: int) -> str: ...
+def angle_decode(options: Options, bins: int) -> str: ...
+def drop_empty_masks(options: Options) -> bool: ...
+def make_settings(layout: Layout, options: Options) -> Settings: ...
+def config_for_layout(outputs: Sequence[TensorSpec], layout: Layout, options: Options) -> Config: ...
+def make_config(outputs: Sequence[TensorSpec], options: Options, heads: Optional[Sequence[NamedHead]] = None) -> Config: ...
