@@ -34,7 +34,6 @@ ANGLE_DECODES = tuple(_core.choices("angle_decode"))
 SEMANTICS: Dict[str, Dict[str, Any]] = {name: _core.preset(name) for name in _core.preset_names()}
 _SETTINGS = tuple(_core.preset_setting_names())
 _NOTHING_GIVEN = _core.read_options({})  # the hailort preset, model options not given
-_CORE_KIND = {"dfl": _core.HeadKind.DFL, "yolov5": _core.HeadKind.YOLOV5, "yolox": _core.HeadKind.YOLOX}
 
 
 # For the arguments of the readers beside DecoderConfig (formats, detections): caps beyond this are
@@ -147,28 +146,8 @@ class DecoderConfig:
         # pose/OBB config must not decode its keypoints or angles with YOLOv8's formulas.
         self.keypoint_decode: str = _core.keypoint_decode(opts, self.bins)
         self.angle_decode: str = _core.angle_decode(opts, self.bins)
-        self._layout = self._core_layout()
+        self._layout = layout.core  # make_config's input, paired once
         _core.make_settings(self._layout, opts)  # what needs the class count: per-class thresholds, classes, end2end
-
-    def _core_layout(self) -> "_core.Layout":
-        """The heads as the core's Layout (make_config's input, without pairing again)."""
-        lay = _core.Layout()
-        lay.kind = _CORE_KIND[self.head_kind]
-        heads = []
-        for h in self.heads:
-            n = _core.NamedHead()
-            n.kind, n.box, n.cls, n.stride = lay.kind, h.box, h.cls, int(h.stride or 0)
-            n.mask, n.kpt, n.angle = h.mask or "", h.kpt or "", h.angle or ""
-            if isinstance(h, AnchorHead):
-                n.anchors = list(h.anchors)
-            elif isinstance(h, YoloxHead):
-                n.obj = h.obj
-            heads.append(n)
-        lay.heads = heads
-        lay.image_height, lay.image_width = self.image_size
-        lay.task, lay.num_classes, lay.bins, lay.proto = self.task, self.num_classes, self.bins, self.proto or ""
-        lay.num_keypoints, lay.keypoint_dims = self.num_keypoints, self.keypoint_dims
-        return lay
 
     # -- derived views -------------------------------------------------------------------------
     def thresholds_per_class(self) -> Tuple[float, ...]:
