@@ -649,8 +649,9 @@ def test_troubleshooting_quotes_what_the_code_says(tmp_path, monkeypatch):
         "The grids agree with the input (stride 8 x grid 40x40 = 320x320, stride 16 x grid 20x20 = 320x320, "
         "stride 32 x grid 10x10 = 320x320): the op's size is the wrong one. HailoRT normalizes its boxes by "
         "640x640, so on this HEF its normalized boxes are scaled by 0.5 in x and 0.5 in y (every box lands in "
-        "the top-left part of the image). Under the hailort preset hailo-decode follows HailoRT and normalizes "
-        "by 640x640 too; pass image_size=(320, 320) to normalize by the input.":
+        "the top-left part of the image). hailo-decode normalizes by the input's 320x320, the size the strides x "
+        "grids describe (stride x grid must equal the image size on every head), so its boxes are where the "
+        "objects are and differ from the boxes of HailoRT's own op by that scale.":
             lambda: hd.DecoderConfig.from_hef("m.hef"),
         "fall/cls_32 class values range over [-32.37, 1.321], outside [0, 1]: they look like logits, not sigmoid "
         "scores; use class_activation='sigmoid'":

@@ -37,39 +37,42 @@ def _one_hot_frame(cfg, row, col, cls):
     return raw
 
 
-def test_op_image_size_disagreeing_with_the_input_warns_and_is_refused_under_hailort():
+def test_op_image_size_disagreeing_with_the_input_decodes_by_the_input_and_says_how_hailort_differs():
     data = w.yolov8_hef(1, **IN_THE_WILD)
     ng = read_hef(data).network_groups[0]
     assert ng.inputs[0].shape[:2] == (320, 320) and ng.output("yolov8n/conv41").shape[:2] == (40, 40)
-    # HailoRT normalizes by the op's 640x640 with the op's strides: boxes half their size. The
-    # hailort preset took the op's size for parity; stride x grid = image size (issue 28) refuses it,
-    # naming the head, its stride and grid, and the size.
-    with pytest.warns(HefMismatchWarning) as rec, pytest.raises(
-            ValueError, match=r"head \('yolov8n/conv41', 'yolov8n/conv42'\): stride 8 x grid \(40, 40\) is \(320, 320\), "
-                              r"not the image size \(640, 640\)"):
-        config_from_hef(data)
-    (msg,) = [str(r.message) for r in rec]
-    assert "says image 640x640" in msg and "is 320x320" in msg
-    assert "image_size=(320, 320)" in msg and "grids agree with the input" in msg
-    # The same string as the report and `inspect` give.
-    assert hef_mismatches(ng) == [msg]
+    # HailoRT normalizes by the op's 640x640 with the op's strides: boxes half their size. Stride x
+    # grid must equal the image size (issue 28), and the op's strides 8/16/32 x grids 40/20/10 give
+    # the input's 320x320: every preset decodes by it, and the warning says HailoRT's op differs.
+    for semantics in ("hailort", "ultralytics"):
+        with pytest.warns(HefMismatchWarning) as rec:
+            cfg = config_from_hef(data, semantics=semantics)
+        assert cfg.image_size == (320, 320) and [h.stride for h in cfg.heads] == [8, 16, 32]
+        (msg,) = [str(r.message) for r in rec]
+        assert "says image 640x640" in msg and "is 320x320" in msg and "grids agree with the input" in msg
+        assert "normalizes by the input's 320x320" in msg and "differ from the boxes of HailoRT's own op" in msg
+        # The same string as the report and `inspect` give.
+        assert hef_mismatches(ng, semantics) == [msg]
 
-    # The fix the warning names: the input's size, no warning. Boxes: cell (row 3, col 5) of the
-    # stride-8 head, all four DFL distances 7.5: centre (5.5 x 8, 3.5 x 8) = (44, 28), sides 60 px,
-    # normalized by 320.
-    fixed = _quiet(data, image_size=(320, 320))
-    assert fixed.image_size == (320, 320) and [h.stride for h in fixed.heads] == [8, 16, 32]
-    det320 = hd.Decoder(fixed)(_one_hot_frame(fixed, 3, 5, 2))
+    # Boxes: cell (row 3, col 5) of the stride-8 head, all four DFL distances 7.5: centre
+    # (5.5 x 8, 3.5 x 8) = (44, 28), sides 60 px, normalized by 320 (HailoRT's op: by 640).
+    cfg = _quiet(data, image_size=(320, 320))  # said explicitly: no warning
+    det320 = hd.Decoder(cfg)(_one_hot_frame(cfg, 3, 5, 2))
     assert len(det320) == 1 and det320.class_ids[0] == 2
     expected = np.array([(28 - 60) / 320, (44 - 60) / 320, (28 + 60) / 320, (44 + 60) / 320], np.float32)
     np.testing.assert_allclose(det320.boxes[0], expected, atol=1e-6)
+    # HailoRT's normalization cannot be had with these strides: 8 x 40 is not 640.
+    with pytest.raises(ValueError, match=r"stride 8 x grid \(40, 40\) is \(320, 320\), not the image size \(640, 640\)"):
+        _quiet(data, image_size=(640, 640))
 
 
-def test_other_presets_use_the_input_size_and_say_so():
-    data = w.yolov8_hef(1, **IN_THE_WILD)
-    with pytest.warns(HefMismatchWarning, match=r"ultralytics preset uses the input's 320x320.*image_size=\(640, 640\)"):
-        cfg = config_from_hef(data, semantics="ultralytics")
-    assert cfg.image_size == (320, 320)
+def test_op_and_its_strides_agreeing_against_the_input_follow_hailort():
+    # Op 1280 with strides 16/32/64 on 80/40/20 grids (1280), input 640: the strides describe the
+    # op's size, so the hailort preset normalizes by it, as HailoRT does, and says how to change it.
+    data = w.yolov8_hef(1, classes=4, strides=(16, 32, 64), image_hw=(1280.0, 1280.0))
+    with pytest.warns(HefMismatchWarning, match=r"normalizes by 1280x1280 too, as HailoRT does.*image_size=\(640, 640\)"):
+        cfg = config_from_hef(data)
+    assert cfg.image_size == (1280, 1280)
 
 
 def test_strides_that_do_not_fit_the_grids():

@@ -1071,6 +1071,23 @@ def _op_heads(ng: HefNetworkGroup) -> List[Tuple[int, Tuple[int, int]]]:
     return out
 
 
+def _decode_image_size(ng: HefNetworkGroup, semantics: str) -> Optional[Tuple[int, int]]:
+    """The image size from_hef decodes a YOLOv8 NMS op's heads with. Stride x grid must equal the
+    image size on every head, so the size the op's strides and the grids describe wins when it is
+    the op's or the input's; otherwise the op's under the hailort preset (HailoRT normalizes by it)
+    and the input's under the others."""
+    nms = ng.nms
+    if nms is None:
+        return None
+    op, inp = _op_image_size(nms), _input_size(ng)
+    extents = {(st * gh, st * gw) for st, (gh, gw) in _op_heads(ng)}
+    if len(extents) == 1 and next(iter(extents)) in (op, inp):
+        return next(iter(extents))
+    if op is not None and (semantics == "hailort" or inp is None):
+        return op
+    return inp
+
+
 def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_given: bool = False,
                    heads_given: bool = False) -> List[str]:
     """Where the network group's YOLOv8 NMS op, its input, the op's strides and the output grids
@@ -1109,14 +1126,17 @@ def hef_mismatches(ng: HefNetworkGroup, semantics: str = "hailort", image_size_g
         head = (f"NMS op {nms.name!r} says image {_wxh(op)}, but the input {ng.inputs[0].name!r} is {_wxh(inp)}."
                 f"{agree} HailoRT normalizes its boxes by {_wxh(op)}, so on this HEF its normalized boxes are "
                 f"scaled by {sx:g} in x and {sy:g} in y{where}.")
+        used = _decode_image_size(ng, semantics)
         if image_size_given:
             pass  # the caller chose the size: nothing to tell
-        elif semantics == "hailort":
-            out.append(f"{head} Under the hailort preset hailo-decode follows HailoRT and normalizes by "
-                       f"{_wxh(op)} too; pass image_size=({inp[0]}, {inp[1]}) to normalize by the input.")
+        elif used == op:
+            out.append(f"{head} hailo-decode normalizes by {_wxh(op)} too, as HailoRT does; to normalize by the "
+                       f"input, pass image_size=({inp[0]}, {inp[1]}) and heads=[Head(box, cls, stride), ...] with "
+                       f"stride = {_wxh(inp)} / grid (stride x grid must equal the image size).")
         else:
-            out.append(f"{head} The {semantics} preset uses the input's {_wxh(inp)}; pass image_size=({op[0]}, "
-                       f"{op[1]}) for HailoRT's normalization.")
+            out.append(f"{head} hailo-decode normalizes by the input's {_wxh(inp)}, the size the strides x grids "
+                       f"describe (stride x grid must equal the image size on every head), so its boxes are where "
+                       f"the objects are and differ from the boxes of HailoRT's own op by that scale.")
     ref, what = (inp, f"the input {ng.inputs[0].name!r}") if inp is not None else (op, f"NMS op {nms.name!r}")
     if len(set(extents)) > 1:
         return out
@@ -1279,8 +1299,10 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     ("yolo26", "raw") for box outputs of 4 channels, YOLOv8/YOLO11's otherwise.
 
     When the op, the input, the op's strides and the grids disagree (`hef_mismatches`), a
-    HefMismatchWarning says how, and what to pass: under the hailort preset the op's image size
-    is kept (HailoRT normalizes by it, right or wrong); other presets use the input's size.
+    HefMismatchWarning says how, and what to pass. Stride x grid must equal the image size on every
+    head, so the size the op's strides and the grids describe is used when it is the op's or the
+    input's (`_decode_image_size`); otherwise the op's under the hailort preset (HailoRT normalizes
+    by it), the input's under the others.
     A bbox-only op (`HefNmsOp.output_form` "bbox_only") gives the same heads and settings, except
     that zero thresholds in it (HailoRT never reads them there) leave the preset's.
 
@@ -1311,13 +1333,9 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
             kw["iou_threshold"] = _f32(nms.iou_threshold)
         if nms.max_proposals_per_class:
             kw["max_per_class"] = int(nms.max_proposals_per_class)
-        op_size, input_size = _op_image_size(nms), _input_size(ng)
-        # hailort: HailoRT normalizes by the op's image size, right or wrong (parity). Other
-        # presets normalize by the input the network really sees.
-        if op_size is not None and (semantics == "hailort" or input_size is None):
-            kw["image_size"] = op_size
-        elif input_size is not None:
-            kw["image_size"] = input_size
+        size = _decode_image_size(ng, semantics)
+        if size is not None:
+            kw["image_size"] = size
         for message in hef_mismatches(ng, semantics, image_size_given="image_size" in settings,
                                       heads_given="heads" in settings):
             warnings.warn(message, HefMismatchWarning, stacklevel=2)
