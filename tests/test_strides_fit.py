@@ -115,11 +115,13 @@ def test_from_hef_strides_and_op_image_size():
     # The op's strides do not fit its grids: refused (HailoRT would decode the 20x20 head at stride 16).
     with pytest.warns(HefMismatchWarning), pytest.raises(ValueError, match=r"stride 16 x grid \(20, 20\) is \(320, 320\)"):
         config_from_hef(w.yolov8_hef(1, classes=4, strides=(8, 16, 16)))
-    # The op's image size is not the input's, which the grids fit: refused under the hailort
-    # preset (it takes the op's size); the input's size (ultralytics, or image_size=) is accepted.
+    # The op's image size is not the input's, which the grids fit: every preset takes the size the
+    # strides x grids give (the input's) and warns; the op's size, said explicitly, is refused.
     wild = w.yolov8_hef(1, classes=4, input_size=320)
-    with pytest.warns(HefMismatchWarning), pytest.raises(ValueError, match=r"not the image size \(640, 640\)"):
-        config_from_hef(wild)
+    with pytest.warns(HefMismatchWarning):
+        assert config_from_hef(wild).image_size == (320, 320)
+    with pytest.raises(ValueError, match=r"not the image size \(640, 640\)"):
+        config_from_hef(wild, image_size=(640, 640))
     with pytest.warns(HefMismatchWarning):
         assert config_from_hef(wild, semantics="ultralytics").image_size == (320, 320)
     assert config_from_hef(wild, image_size=(320, 320)).image_size == (320, 320)

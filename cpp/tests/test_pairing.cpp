@@ -86,6 +86,10 @@ void test_detection_by_shape() {
     big.image_height = big.image_width = 1280;
     const Layout e2e = pair_outputs(yolov8(3, 4), big);
     CHECK(e2e.bins == 1 && e2e.num_classes == 3 && e2e.heads[0].stride == 16 && e2e.image_height == 1280);
+    // YOLO26 with COCO's 80 classes: 4 and 80 channels are both multiples of 4; the 4-channel box
+    // (reg_max 1) is Ultralytics' other reg_max, so it is the box.
+    const Layout coco26 = pair_outputs(yolov8(80, 4), Options{});
+    CHECK(coco26.bins == 1 && coco26.num_classes == 80 && coco26.heads[0].box == "box8");
     // 16 channels (4 bins) and 80 classes are both multiples of 4: bins= settles it.
     CHECK(refused(yolov8(80, 16), Options{}, nullptr, "cannot tell box from class output on grid (80, 80)"));
     CHECK(refused(yolov8(80, 16), Options{}, nullptr, "(or bins=...)"));

@@ -108,8 +108,11 @@ const OutputShape* pick_box(const OutputShape& a, const OutputShape& b, int bins
         return fa == fb ? nullptr : fa ? &a : &b;
     };
     if (bins != 0) return only([&](const OutputShape& o) { return int64_t(o.channels) == 4 * int64_t(bins); });
-    // 16 bins (64 channels) is YOLOv8/YOLO11's reg_max: preferred over any other multiple of 4.
+    // Ultralytics' reg_max is 16 (YOLOv8/YOLO11: 64 channels) or 1 (YOLO26: 4 channels, the
+    // distances themselves): those are preferred, in that order, over any other multiple of 4 (a
+    // YOLO26 head with 80 classes has a 4- and an 80-channel output).
     if (const OutputShape* sixteen = only([](const OutputShape& o) { return o.channels == 64; })) return sixteen;
+    if (const OutputShape* one = only([](const OutputShape& o) { return o.channels == 4; })) return one;
     return only([](const OutputShape& o) { return o.channels % 4 == 0; });
 }
 
