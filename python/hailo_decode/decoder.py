@@ -12,6 +12,7 @@ from .config import DecoderConfig, OutputInfo
 from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
 from .formats import by_score
 from .diagnostics import diagnose_outputs
+from .outputs import check_array_dtype
 
 __all__ = ["Decoder"]
 
@@ -112,8 +113,7 @@ class Decoder:
             a = raw[o.name]
             if not isinstance(a, np.ndarray):
                 raise TypeError(f"output {o.name!r}: expected a numpy.ndarray, got {type(a).__name__}")
-            if a.dtype != np.dtype(o.dtype):
-                raise TypeError(f"output {o.name!r}: expected dtype {o.dtype}, got {a.dtype}")
+            check_array_dtype(o, a)
             if not a.flags.c_contiguous:
                 raise ValueError(f"output {o.name!r}: array is not C-contiguous (it is read in place; "
                                  f"pass numpy.ascontiguousarray(...))")
