@@ -24,6 +24,7 @@ Decode raw YOLO outputs of Hailo accelerators on the host, without a device:
   bench    measure the decoder against NumPy on synthetic outputs
   inspect  show what a .hef file holds and how hailo-decode would decode it
   eval     score recorded model outputs against COCO ground truth (mAP)
+  tappas   build the TAPPAS hailofilter plugin for GStreamer pipelines (`tappas build`)
 Run `hailo-decode COMMAND --help` for a command's options.
 
 Exit status: 0 done; 2 a mistake in the command line or an input file (one line on stderr says
