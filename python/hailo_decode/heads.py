@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Tuple
 
+from . import _core
+
 
 __all__ = ["Head", "AnchorHead", "YoloxHead", "TASKS"]
 
@@ -32,9 +34,9 @@ class Head:
         return tuple(n for n in (self.box, self.cls, self.mask, self.kpt, self.angle) if n is not None)
 
 
-TASKS = ("detect", "segment", "pose", "obb")
-# Ultralytics' max_wh: class-aware NMS offsets each box by class x 7680 pixels (utils/nms.py).
-ULTRALYTICS_MAX_WH = 7680.0
+# The tasks a config can name (DecoderConfig(task=...)): a view of the core's choices
+# (cpp/src/setup/options.cpp).
+TASKS = tuple(_core.choices("task"))
 
 
 @dataclass(frozen=True, init=False)
