@@ -621,10 +621,11 @@ def test_async_outputs_are_written_when_the_job_completes(hp, uint8_data):
         np.testing.assert_array_equal(hb.buffers[name], frames[name][0])
 
 
-def test_readme_run_async_pattern(hp, uint8_data):
-    """The README's run_async loop (a ring of get_async_queue_size() bindings, wait_for_async_ready
-    before each push, the oldest job waited for before its bindings are reused) gives every frame's
-    detections, identical to decoding each frame alone."""
+def test_docs_run_async_pattern(hp, uint8_data):
+    """The run_async loop of docs/hailort.md, "Pipelined with `run_async`" (a ring of
+    get_async_queue_size() bindings, wait_for_async_ready before each push, the oldest job waited
+    for before its bindings are reused) gives every frame's detections, identical to decoding each
+    frame alone."""
     from collections import deque
 
     outputs = _outputs(uint8_data)
@@ -636,7 +637,7 @@ def test_readme_run_async_pattern(hp, uint8_data):
     camera = list(_images(12))
     results = []
     infer_model = hp.VDevice().create_infer_model(path)
-    # -- as in the README ---------------------------------------------------------------------
+    # -- as in docs/hailort.md ----------------------------------------------------------------
     with infer_model.configure() as configured:
         depth = configured.get_async_queue_size()
         ring = [decoder.make_bindings(configured, infer_model=infer_model) for _ in range(depth)]

@@ -1,5 +1,5 @@
 """Where the installed package keeps its C++ side: headers, the static core library and the CMake
-package config, for C++ code that links hailo_decode::core (README, "From C++").
+package config, for C++ code that links hailo_decode::core (docs/cpp.md, "From C++").
 
     cmake -S app -B build -Dhailo_decode_DIR="$(python -m hailo_decode.cmake_info)"
 
@@ -21,7 +21,7 @@ def _existing(path: Path, what: str) -> str:
     if not path.is_dir():
         raise FileNotFoundError(
             f"hailo_decode's {what} is not installed at {path}: install the package with pip (not in "
-            f"editable mode), or build it with CMake and `cmake --install` it (README, \"From C++\")")
+            f"editable mode), or build it with CMake and `cmake --install` it (docs/cpp.md)")
     return str(path)
 
 
