@@ -269,6 +269,18 @@ def test_cli_version_and_help_are_for_users():
             assert note not in out, (command, note)
 
 
+def test_cmakedir_without_the_cmake_files_is_a_user_error(tmp_path, monkeypatch):
+    """`hailo-decode --cmakedir` where the CMake files are not installed (an editable install): one
+    line naming the option, where it looked and what to do, exit status 2."""
+    from hailo_decode import cmake_info
+
+    monkeypatch.setattr(cmake_info, "_PACKAGE_DIR", tmp_path)
+    argv = ["--cmakedir"]
+    rc, out, err = run_cli(argv)
+    assert (rc, out) == (2, "") and not check_outcome(argv, (rc, out, err)), err
+    assert err.startswith("hailo-decode --cmakedir: ") and str(tmp_path) in err and "install the package" in err
+
+
 def test_a_closed_pipe_ends_quietly(tmp_path):
     """`hailo-decode inspect x.hef | head -1`: status 141 (as other tools under SIGPIPE), nothing on
     stderr (the bytes are piped into a reader that closes at once)."""

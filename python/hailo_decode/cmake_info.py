@@ -51,22 +51,28 @@ def prefix_dir() -> str:
 
 class _PrintCMakeDir(argparse.Action):
     """`--cmakedir`: prints cmake_dir() and exits, as `--version` does (before any subcommand is
-    required)."""
+    required); when the CMake files are not installed, one line naming the option and what to do,
+    and exit status `missing_status`."""
+
+    def __init__(self, *args: Any, missing_status: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.missing_status = missing_status
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Union[str, Sequence[Any], None], option_string: Optional[str] = None) -> None:
         try:
             path = cmake_dir()
         except FileNotFoundError as e:
-            parser.exit(1, f"{parser.prog}: {e}\n")
+            parser.exit(self.missing_status, f"{parser.prog} {option_string}: {e}\n")
         print(path)
         parser.exit(0)
 
 
-def add_cmakedir_argument(parser: argparse.ArgumentParser) -> None:
+def add_cmakedir_argument(parser: argparse.ArgumentParser, missing_status: int = 1) -> None:
     """Adds `--cmakedir` (print the directory holding hailo_decodeConfig.cmake, then exit) to the
-    CLI's top-level parser, as `pybind11 --cmakedir` does."""
-    parser.add_argument("--cmakedir", nargs=0, action=_PrintCMakeDir,
+    CLI's top-level parser, as `pybind11 --cmakedir` does. missing_status: the exit status when the
+    CMake files are not installed (the CLI's user-error status)."""
+    parser.add_argument("--cmakedir", nargs=0, action=_PrintCMakeDir, missing_status=missing_status,
                         help="print the directory holding hailo_decodeConfig.cmake (for CMake's "
                              "hailo_decode_DIR) and exit")
 

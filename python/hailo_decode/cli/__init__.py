@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hailo-decode", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    cmake_info.add_cmakedir_argument(parser)  # `hailo-decode --cmakedir`, as `pybind11 --cmakedir`
+    # `hailo-decode --cmakedir`, as `pybind11 --cmakedir`; not installed (an editable install): a user error.
+    cmake_info.add_cmakedir_argument(parser, missing_status=EXIT_USER_ERROR)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in _COMMANDS:
         command.add_parser(sub)
