@@ -73,6 +73,22 @@ def test_decoder_config_and_the_core_give_the_same_message(key, value, kind, mes
     assert message in str(core.value)
 
 
+NMS_SETTINGS = ("class_activation", "score_threshold", "score_test", "iou_threshold", "iou_test", "multi_label", "agnostic",
+                "max_per_class", "max_total", "max_candidates", "tie_break")
+
+
+@pytest.mark.parametrize("key, value, kind, message", [m for m in MISTAKES if m[0] in NMS_SETTINGS and m[2] is not None])
+def test_decode_hailo_nms_bbox_only_gives_the_same_message(key, value, kind, message):
+    """decode_hailo_nms(format="bbox_only") runs the Decoder's NMS with DecoderConfig's settings:
+    the core checks them, with DecoderConfig's messages."""
+    rows = np.array([[[0.1, 0.1, 0.5, 0.5, 0.9, 0.3, 0.2]]], np.float32)
+    with pytest.raises(kind) as core:
+        _core.read_options({key: value})
+    with pytest.raises(kind) as bbox_only:
+        hd.decode_hailo_nms(rows, format="bbox_only", **{key: value})
+    assert str(bbox_only.value) == str(core.value)
+
+
 def test_checks_that_need_the_class_count():
     opts = _core.read_options({"score_threshold": [0.1, 0.2], "classes": [0, 5]})
     with pytest.raises(ValueError, match=r"score_threshold must be a number or one per class \(3\), got 2 values"):

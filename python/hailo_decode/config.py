@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable as _Iterable
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union, cast
 
 import numpy as np
 
@@ -34,25 +34,6 @@ ANGLE_DECODES = tuple(_core.choices("angle_decode"))
 SEMANTICS: Dict[str, Dict[str, Any]] = {name: _core.preset(name) for name in _core.preset_names()}
 _SETTINGS = tuple(_core.preset_setting_names())
 _NOTHING_GIVEN = _core.read_options({})  # the hailort preset, model options not given
-
-
-# For the arguments of the readers beside DecoderConfig (formats, detections): caps beyond this are
-# not caps, they would only make HailoRT-shaped buffers impossibly large.
-MAX_CAP = 1 << 20
-
-
-def _opt_int(value: Any, what: str, low: int = 0) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= MAX_CAP:
-        raise ValueError(f"{what} must be None or an integer >= {low} (at most {MAX_CAP}), got {value!r}")
-    return int(value)
-
-
-def _choice(value: Any, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        raise ValueError(f"{what} must be one of {tuple(allowed)}, got {value!r}")
-    return value
 
 
 class DecoderConfig:

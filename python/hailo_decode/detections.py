@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 import numpy as np
 
 from . import _core
-from .config import BOX_FORMATS, _opt_int
+from .config import BOX_FORMATS, SEMANTICS
 from .formats import bbox_only, by_class, by_score
 from .formats import byte_mask as _byte_mask
 
@@ -487,8 +487,22 @@ def _bbox_only(output: Any, num_classes: Optional[int], image_size: Optional[Tup
     rows = bbox_only.rows(a, num_classes)
     arrays = bbox_only.nms(rows, semantics=semantics, **settings)
     nc = rows.shape[1] - bbox_only.BOX_VALUES
-    mpc = settings.get("max_per_class", by_class.DEFAULT_MAX_PER_CLASS if semantics == "hailort" else None)
+    mpc = settings.get("max_per_class", SEMANTICS[semantics]["max_per_class"])  # the cap nms ran with
     return _detections(arrays, image_size, box_format, nc, mpc)
+
+
+# The sizes HailoRT's NMS buffers are read with (decode_hailo_nms's num_classes, max_per_class,
+# max_bboxes_total): counts beyond this are not counts, they would only make the buffers
+# impossibly large.
+_MAX_COUNT = 1 << 20
+
+
+def _count(value: Any, what: str, low: int = 0) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= _MAX_COUNT:
+        raise ValueError(f"{what} must be None or an integer >= {low} (at most {_MAX_COUNT}), got {value!r}")
+    return int(value)
 
 
 def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Optional[int] = None,  # noqa: A002
@@ -521,17 +535,17 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
         raise ValueError(f"format must be one of {NMS_FORMATS}, got {format!r}")
     if box_format not in BOX_FORMATS:
         raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
-    num_classes = _opt_int(num_classes, "num_classes", low=1)
-    max_per_class = _opt_int(max_per_class, "max_per_class")
-    max_bboxes_total = _opt_int(max_bboxes_total, "max_bboxes_total")
+    num_classes = _count(num_classes, "num_classes", low=1)
+    max_bboxes_total = _count(max_bboxes_total, "max_bboxes_total")
+    if format == "bbox_only":
+        if max_per_class is not None:  # the NMS setting: checked by the core with the others
+            nms_settings["max_per_class"] = max_per_class
+        return _bbox_only(output, num_classes, image_size, box_format, semantics, nms_settings)
+    max_per_class = _count(max_per_class, "max_per_class")
     if format == "byte_mask":
         if nms_settings or semantics != "hailort":
             raise TypeError("NMS settings apply to format=\"bbox_only\" only: HailoRT already ran NMS on a byte_mask output")
         return _byte_mask_frames(output, num_classes, image_size, box_format)
-    if format == "bbox_only":
-        if max_per_class is not None:
-            nms_settings["max_per_class"] = max_per_class
-        return _bbox_only(output, num_classes, image_size, box_format, semantics, nms_settings)
     if nms_settings or semantics != "hailort":
         raise TypeError(f"NMS settings ({sorted(nms_settings) or 'semantics'}) apply to format=\"bbox_only\" only: "
                         f"HailoRT already ran NMS on a {format} output")

@@ -13,7 +13,6 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import _core
-from ..config import SEMANTICS, _choice, _opt_int
 
 __all__ = ["BOX_VALUES", "floats", "rows", "split", "nms"]
 
@@ -68,36 +67,17 @@ def nms(frame: np.ndarray, *, semantics: str = "hailort", **settings: Any) -> Tu
     """(boxes (n, 4) yxyx normalized, scores (n,), class_ids (n,)) kept from `rows(...)`, best
     first. Settings as DecoderConfig names them (class_activation, score_threshold, score_test,
     iou_threshold, iou_test, multi_label, agnostic, max_per_class, max_total, max_candidates,
-    tie_break); the preset (`semantics`) fills the rest. Non-finite values: ValueError."""
-    if semantics not in SEMANTICS:
-        raise ValueError(f"semantics must be one of {tuple(SEMANTICS)}, got {semantics!r}")
+    tie_break), checked by the core as DecoderConfig's are (the same ranges and messages); the
+    preset (`semantics`) fills the rest. Non-finite values: ValueError."""
     unknown = sorted(set(settings) - set(_NMS_SETTINGS))
     if unknown:
         raise TypeError(f"unknown setting(s) {unknown}; settings are {list(_NMS_SETTINGS)}")
-    p = dict(SEMANTICS[semantics])
-    p.update(settings)
-    for name, allowed in (("class_activation", ("none", "sigmoid")), ("score_test", (">=", ">")),
-                          ("iou_test", (">=", ">")), ("tie_break", ("hailort", "stable"))):
-        _choice(p[name], allowed, name)
-    if not np.isfinite(np.float32(p["iou_threshold"])):
-        raise ValueError(f"iou_threshold must be finite, got {p['iou_threshold']!r}")
+    options = _core.read_options(dict(settings, semantics=semantics))
     num_classes = frame.shape[1] - BOX_VALUES
-    th = np.asarray(p["score_threshold"], dtype=np.float32).reshape(-1)
-    if th.size not in (1, num_classes) or not np.isfinite(th).all():
-        raise ValueError(f"score_threshold must be one finite number or {num_classes}, got {p['score_threshold']!r}")
-    s = _core.Settings()
-    s.sigmoid = p["class_activation"] == "sigmoid"
-    s.score_threshold = [float(v) for v in th]
-    s.score_inclusive = p["score_test"] == ">="
-    s.iou_threshold = float(p["iou_threshold"])
-    s.iou_inclusive = p["iou_test"] == ">="
-    s.multi_label = bool(p["multi_label"])
-    s.agnostic = bool(p["agnostic"])
-    for name in ("max_per_class", "max_total", "max_candidates"):
-        v = _opt_int(p[name], name)
-        setattr(s, name, -1 if v is None else v)
-    s.hailort_sort = p["tie_break"] == "hailort"
-    s.normalized = True
+    layout = _core.Layout()  # what the settings need of a model: its class count (per-class thresholds)
+    layout.num_classes = num_classes
+    s = _core.make_settings(layout, options)
+    s.normalized = True  # the op's boxes: yxyx, normalized (box_format is the caller's, applied after)
     s.yxyx = True
     boxes, scores, class_ids = _core.decode_bbox_only(frame, frame.shape[0], num_classes, s)
     return boxes, scores, class_ids
