@@ -66,16 +66,3 @@ def _head_repr(h: Head) -> str:
         return f"(reg {h.box}, obj {h.obj}, cls {h.cls}, stride {h.stride})"
     return "(" + ", ".join(h.outputs()) + f", stride {h.stride})"
 
-
-def _match_output(layer: str, outputs: Sequence[OutputInfo]) -> str:
-    """The output an NMS JSON layer names (DecoderConfig.from_nms_json)."""
-    exact = [o.name for o in outputs if o.name == layer]
-    if exact:
-        return exact[0]
-    suffix = [o.name for o in outputs if o.name.rsplit("/", 1)[-1] == layer]
-    if len(suffix) == 1:
-        return suffix[0]
-    names = [o.name for o in outputs]
-    if not suffix:
-        raise ValueError(f"NMS JSON layer {layer!r} matches no output (by name or the part after '/'): {names}")
-    raise ValueError(f"NMS JSON layer {layer!r} matches several outputs: {suffix}")
