@@ -92,17 +92,14 @@ class DecoderConfig:
         self._explicit = dict(settings)
         self._drop_explicit = drop_empty_masks
         self._decodes_explicit = dict(keypoint_decode=keypoint_decode, angle_decode=angle_decode)
-        task, bins, keypoint_dims = opts.task or None, opts.bins or None, opts.keypoint_dims or None
-        proto, proto_stride = opts.proto or None, opts.proto_stride or None
-        image_size = (opts.image_height, opts.image_width) if opts.image_height else None
 
-        # Pairing, the strides and every check of heads against outputs: the C++ core (pairing.py).
-        layout = pair_outputs(self.outputs, heads, task=task, bins=bins, keypoint_dims=keypoint_dims, proto=proto,
-                              proto_stride=proto_stride, image_size=image_size)
+        # Pairing, the strides and every check of heads against outputs: the C++ core (pairing.py),
+        # with the model options read_options checked.
+        layout = pair_outputs(self.outputs, heads, opts)
         self.head_kind, self.heads, self.image_size = layout.head_kind, layout.heads, layout.image_size
         self.task, self.num_keypoints, self.keypoint_dims = layout.task, layout.num_keypoints, layout.keypoint_dims
         self.num_classes, self.bins, self.proto = layout.num_classes, layout.bins, layout.proto
-        self.proto_stride = proto_stride
+        self.proto_stride: Optional[int] = opts.proto_stride or None  # None: not checked
         if self.head_kind != "dfl":
             self.drop_empty_masks = False  # YOLOv5/YOLOX heads decode boxes only
         else:

@@ -29,14 +29,12 @@ class Layout(NamedTuple):
     core: _core.Layout  # the same, as the core holds it (make_config's input)
 
 
-def pair_outputs(outputs: Sequence[OutputInfo], heads: Optional[Iterable[Head]], *, task: Optional[str],
-                 bins: Optional[int], keypoint_dims: Optional[int], proto: Optional[str], proto_stride: Optional[int],
-                 image_size: Any) -> Layout:
+def pair_outputs(outputs: Sequence[OutputInfo], heads: Optional[Iterable[Head]], options: _core.Options) -> Layout:
     """Heads paired by shape (heads None) or the heads given, checked, with their strides; a
-    ValueError naming what is wrong."""
+    ValueError naming what is wrong. options: what _core.read_options read (the model options
+    task, bins, keypoint_dims, proto, proto_stride and image_size, checked there)."""
     named = None if heads is None else [_named(h) for h in heads]
-    lay = _core.pair_outputs([(o.name, *o.shape) for o in outputs], named, task=task, bins=bins,
-                             keypoint_dims=keypoint_dims, proto=proto, proto_stride=proto_stride, image_size=image_size)
+    lay = _core.pair_outputs([(o.name, *o.shape) for o in outputs], options, named)
     return Layout(_KIND_NAMES[lay.kind], tuple(_head(h) for h in lay.heads), (lay.image_height, lay.image_width), lay.task,
                   lay.num_classes, lay.bins, lay.num_keypoints, lay.keypoint_dims, lay.proto or None, lay)
 

@@ -29,11 +29,15 @@ ByName index_outputs(const std::vector<OutputShape>& outputs) {
     return by_name;
 }
 
-// Guards for C++ callers that fill Options by hand (read_options checks these with its own words).
+// Guards for C++ callers that fill Options by hand (read_options checks these with its own words;
+// Python and the TAPPAS plugin hand over what it read).
 void check_model_options(const Options& options) {
-    static const std::vector<std::string> tasks{"detect", "segment", "pose", "obb"};
-    if (!options.task.empty() && std::find(tasks.begin(), tasks.end(), options.task) == tasks.end())
-        throw std::invalid_argument("task must be one of ('detect', 'segment', 'pose', 'obb'), got " + quoted(options.task));
+    const std::vector<std::string>& tasks = choices("task");
+    if (!options.task.empty() && std::find(tasks.begin(), tasks.end(), options.task) == tasks.end()) {
+        std::string allowed;
+        for (const std::string& t : tasks) allowed += (allowed.empty() ? "" : ", ") + quoted(t);
+        throw std::invalid_argument("task must be one of (" + allowed + "), got " + quoted(options.task));
+    }
     if (options.keypoint_dims != 0 && options.keypoint_dims != 2 && options.keypoint_dims != 3)
         throw std::invalid_argument("keypoint_dims must be 2 (x, y) or 3 (x, y, visibility), got " +
                                     std::to_string(options.keypoint_dims));

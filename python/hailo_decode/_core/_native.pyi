@@ -160,10 +160,9 @@ class Layout:
     proto: str
 
 # heads: dicts of kind ("dfl" | "yolov5" | "yolox"), box, cls, mask, kpt, angle, obj, stride, anchors
-def pair_outputs(outputs: Sequence[Tuple[str, int, int, int]], heads: Optional[Sequence[Dict[str, Any]]] = None,
-                 task: Optional[str] = None, bins: Optional[int] = None, keypoint_dims: Optional[int] = None,
-                 proto: Optional[str] = None, proto_stride: Optional[int] = None,
-                 image_size: Optional[Sequence[Any]] = None) -> Layout: ...
+# options: read_options' (the model options task, bins, keypoint_dims, proto, proto_stride, image_size)
+def pair_outputs(outputs: Sequence[Tuple[str, int, int, int]], options: Options,
+                 heads: Optional[Sequence[Dict[str, Any]]] = None) -> Layout: ...
 
 # Setup (cpp/bindings/setup.cpp, hailo_decode/setup.hpp): settings, presets, checks, NMS JSON.
 # A value of the wrong kind or an unknown key raises TypeError, every other refusal ValueError.
