@@ -77,13 +77,16 @@ void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
     try {
         std::lock_guard<std::mutex> lock(mutex_);
         added_.clear();
+        pool_.begin_frame();
         try {
             if (config_ok_) run(roi);
         } catch (const std::exception& e) {
             added_.clear();
             report_once(e.what());
         }
+        // Mapped before they join the ROI, so that they can be moved into it.
         if (letterbox) map_through_scaling_bbox(roi, added_);
+        attach_added(roi);
     } catch (const std::exception& e) {
         report_once(e.what());
     } catch (...) {
@@ -98,7 +101,7 @@ void FilterState::run(HailoROI& roi) {
     for (const HailoTensorPtr& t : tensors) metas_.push_back(tensor_meta(*t));
     for (const TensorMeta& m : metas_)
         if (m.is_nms) {
-            add_nms(roi, tensors);
+            add_nms(tensors);
             return;
         }
     if (!gather(tensors)) {
@@ -109,7 +112,7 @@ void FilterState::run(HailoROI& roi) {
         if (!decoder_ || !gather(tensors)) return;
     }
     decoder_->decode(buffers_.data(), elements_.data(), 1);
-    add_decoded(roi);
+    add_decoded();
 }
 
 // metas_ holds this frame's tensors' metadata.
@@ -174,7 +177,7 @@ void FilterState::build(const std::vector<HailoTensorPtr>& tensors) {
     }
 }
 
-void FilterState::add_decoded(HailoROI& roi) {
+void FilterState::add_decoded() {
     const Config& cfg = decoder_->config();
     const Settings& s = cfg.settings;
     const auto [dets, n] = decoder_->frame(0);
@@ -192,7 +195,7 @@ void FilterState::add_decoded(HailoROI& roi) {
         const Detection& d = dets[i];
         const NormBox box = normalized_box(d, s, input_);
         const int class_id = d.class_id + 1;
-        HailoDetectionPtr detection = make_detection(box, class_id, config_.labels, d.score);
+        HailoDetectionPtr detection = make_detection(pool_, box, class_id, config_.labels, d.score);
         if (keypoints)
             attach_keypoints(*detection, box, keypoints + i * per_keypoints, cfg.num_keypoints, s.normalized, input_,
                              config_.keypoint_threshold);
@@ -204,10 +207,9 @@ void FilterState::add_decoded(HailoROI& roi) {
         }
         added_.push_back(std::move(detection));
     }
-    attach_added(roi);
 }
 
-void FilterState::add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tensors) {
+void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
     nms_records_.clear();
     for (const HailoTensorPtr& t : tensors) {
         const TensorMeta m = tensor_meta(*t);
@@ -227,9 +229,8 @@ void FilterState::add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tens
                        config_.max_boxes, nms_scratch_);
     for (const NmsRecord& r : nms_records_) {
         const NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
-        added_.push_back(make_detection(box, r.class_index + 1, config_.labels, r.score));
+        added_.push_back(make_detection(pool_, box, r.class_index + 1, config_.labels, r.score));
     }
-    attach_added(roi);
 }
 
 void FilterState::attach_added(HailoROI& roi) {
@@ -239,13 +240,14 @@ void FilterState::attach_added(HailoROI& roi) {
     const HailoBBox b = roi.get_bbox();
     const bool whole_frame =
         b.xmin() == 0.0f && b.ymin() == 0.0f && b.width() == 1.0f && b.height() == 1.0f && roi.get_stream_id().empty();
-    for (const HailoDetectionPtr& detection : added_) {
+    for (HailoDetectionPtr& detection : added_) {
         if (whole_frame) {
-            roi.add_unscaled_object(detection);
+            roi.add_unscaled_object(std::move(detection));
         } else {
-            roi.add_object(detection);
+            roi.add_object(std::move(detection));
         }
     }
+    added_.clear();
 }
 
 bool FilterState::prepare(HailoROI& roi) {

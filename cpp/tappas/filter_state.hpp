@@ -42,8 +42,8 @@ private:
     void run(HailoROI& roi);
     bool gather(const std::vector<HailoTensorPtr>& tensors);
     void build(const std::vector<HailoTensorPtr>& tensors);
-    void add_decoded(HailoROI& roi);
-    void add_nms(HailoROI& roi, const std::vector<HailoTensorPtr>& tensors);
+    void add_decoded();
+    void add_nms(const std::vector<HailoTensorPtr>& tensors);
     void attach_added(HailoROI& roi);
     void report_once(const std::string& message);
 
@@ -63,7 +63,8 @@ private:
     InputSize input_;
     std::set<std::string> reported_;              // messages printed already
 
-    std::vector<HailoDetectionPtr> added_;        // this frame's detections (letterbox maps them)
+    DetectionPool pool_;                          // detections reused once the pipeline drops them
+    std::vector<HailoDetectionPtr> added_;        // this frame's detections, until they join the ROI
     std::vector<NmsRecord> nms_records_;
     std::vector<uint32_t> nms_scratch_;
 };

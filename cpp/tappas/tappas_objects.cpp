@@ -68,12 +68,12 @@ void pixel_box(const Detection& d, const Settings& s, InputSize input, float xyx
     }
 }
 
-HailoDetectionPtr make_detection(const NormBox& b, int class_id, const std::vector<std::string>& labels,
-                                 float confidence) {
+HailoDetectionPtr make_detection(DetectionPool& pool, const NormBox& b, int class_id,
+                                 const std::vector<std::string>& labels, float confidence) {
     static const std::string none;
     const std::string& label = class_id >= 0 && size_t(class_id) < labels.size() ? labels[size_t(class_id)] : none;
-    return std::make_shared<HailoDetection>(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id,
-                                            label, clamp_unit(confidence));
+    return pool.take(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id, label,
+                     clamp_unit(confidence));
 }
 
 void attach_keypoints(HailoDetection& detection, const NormBox& box, const float* k, int count, bool normalized,

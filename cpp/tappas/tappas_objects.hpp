@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "abi_line.hpp"
+#include "detection_pool.hpp"
 #include "hailo_decode/masks.hpp"
 #include "hailo_decode/types.hpp"
 
@@ -44,8 +45,9 @@ NormBox normalized_box(const Detection& d, const Settings& settings, InputSize i
 // The same box in input pixels, x1 y1 x2 y2, computed as the Python package's boxes_as("xyxy_pixels").
 void pixel_box(const Detection& d, const Settings& settings, InputSize input, float xyxy[4]);
 
-HailoDetectionPtr make_detection(const NormBox& box, int class_id, const std::vector<std::string>& labels,
-                                 float confidence);
+// A detection from the element's pool (detection_pool.hpp): label labels[class_id] ("" beyond them).
+HailoDetectionPtr make_detection(DetectionPool& pool, const NormBox& box, int class_id,
+                                 const std::vector<std::string>& labels, float confidence);
 
 // Pose: `keypoints` holds K x (x, y, visibility) in the core's output units (normalised when
 // `normalized`, else input pixels).
