@@ -2,8 +2,8 @@
 // (pairing_by_shape.cpp), the hints naming other head families (pairing_hints.cpp), the checks of
 // the heads' outputs (pairing_checks.cpp), YOLOv5 / YOLOX heads (pairing_families.cpp), strides
 // and the input size (pairing_strides.cpp) and the rendering of names in messages
-// (pairing_text.cpp). Private to the core (and the Python binding, which converts Python's
-// numbers with check_image_size / check_stride before they narrow to int).
+// (pairing_text.cpp). Private to the core (and the Python binding, which checks a head's stride
+// from Python with check_stride before it narrows to int).
 #pragma once
 
 #include <cstdint>
@@ -89,7 +89,7 @@ Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const s
                             const ByName& by_name, const Options& options);
 
 // --- strides and the input size (pairing_strides.cpp) ------------------------------------------
-// Both sides in [1, 2^20]; the values are 64-bit so that the binding can check Python's first.
+// Both sides in [1, 2^20]; 64-bit, as a size derived from a stride x grid may lie beyond int.
 void check_image_size(int64_t height, int64_t width);
 // A given stride in [1, 2^20].
 void check_stride(const NamedHead& head, int64_t stride);
