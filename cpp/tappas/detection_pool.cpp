@@ -15,9 +15,10 @@ PooledDetection::PooledDetection() : HailoDetection(HailoBBox(0.0f, 0.0f, 0.0f, 
 void PooledDetection::reset(const HailoBBox& bbox, int class_id, const std::string& label, float confidence) {
     m_bbox = bbox;
     m_scaling_bbox = HailoBBox(0.0f, 0.0f, 1.0f, 1.0f);
-    m_stream_id.clear();
-    m_sub_objects.clear();
-    m_tensors.clear();
+    // Most are empty or unchanged: tested first, which is cheaper than the calls that clear them.
+    if (!m_stream_id.empty()) m_stream_id.clear();
+    if (!m_sub_objects.empty()) m_sub_objects.clear();
+    if (!m_tensors.empty()) m_tensors.clear();
     m_class_id = class_id;
     m_label = label;  // reuses the string's storage
     m_confidence = confidence;
