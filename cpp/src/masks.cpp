@@ -18,17 +18,6 @@
 namespace hailo_decode {
 namespace {
 
-// [ceil(a), ceil(b)) within [0, n): the integer pixels p with p >= a and p < b.
-inline void crop_range(float a, float b, int n, int& lo, int& hi) {
-    auto c = [n](float v) {
-        if (!(v > 0.0f)) return 0;  // also NaN
-        if (v >= float(n)) return n;
-        return int(std::ceil(v));
-    };
-    lo = c(a);
-    hi = std::max(lo, c(b));
-}
-
 struct Tap {
     int i0, i1;
     float w0, w1;
@@ -222,6 +211,16 @@ inline bool settable(const MaskWindow& win, const MaskSampling& s, const float c
 }
 
 }  // namespace
+
+void crop_range(float a, float b, int n, int& lo, int& hi) {
+    auto c = [n](float v) {
+        if (!(v > 0.0f)) return 0;  // also NaN
+        if (v >= float(n)) return n;
+        return int(std::ceil(v));
+    };
+    lo = c(a);
+    hi = std::max(lo, c(b));
+}
 
 MaskSampling sampling_to_input(const MaskGrid& g) {
     MaskSampling s;

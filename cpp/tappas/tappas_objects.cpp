@@ -13,17 +13,6 @@ namespace {
 
 constexpr float kMaskTransparency = 0.3f;  // hailo-apps' instance segmentation
 
-// The integer cells p with p >= a and p < b, within [0, n): [ceil(a), ceil(b)) (Ultralytics' crop).
-void crop_cells(float a, float b, int n, int& lo, int& hi) {
-    auto cell = [n](float v) {
-        if (!(v > 0.0f)) return 0;  // also NaN
-        if (v >= float(n)) return n;
-        return int(std::ceil(v));
-    };
-    lo = cell(a);
-    hi = std::max(lo, cell(b));
-}
-
 // A point of the input (normalised) relative to the box.
 HailoPoint point_in_box(const NormBox& box, float x, float y, float confidence) {
     const float w = box.xmax - box.xmin, h = box.ymax - box.ymin;
@@ -119,8 +108,8 @@ void attach_mask(HailoDetection& detection, const float box[4], const MaskWindow
     const float sx = float(double(g.proto_width) / double(g.image_width));
     const float sy = float(double(g.proto_height) / double(g.image_height));
     int x0, x1, y0, y1;
-    crop_cells(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);
-    crop_cells(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
+    crop_range(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);  // Ultralytics' crop, as the core's renderers
+    crop_range(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
     if (x0 >= x1 || y0 >= y1) return;
     const int width = x1 - x0;
     std::vector<float> values(size_t(width) * size_t(y1 - y0));

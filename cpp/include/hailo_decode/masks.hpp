@@ -16,6 +16,10 @@
 
 namespace hailo_decode {
 
+// The crop along one axis: the integer pixels p with p >= a and p < b within [0, n), as [lo, hi) =
+// [ceil(a), ceil(b)) clamped (NaN counts as 0). Every renderer here crops with it.
+void crop_range(float a, float b, int n, int& lo, int& hi);
+
 // Reusable buffers of the render calls (grown as needed, never shrunk).
 struct MaskScratch {
     std::vector<float> floats;
