@@ -1,4 +1,4 @@
-"""Frames for the TAPPAS plugin's benchmark (benchmarks/tappas.md), in the test host's description
+"""Frames for the TAPPAS plugin's benchmark (BENCHMARKS.md, session 14), in the test host's description
 format (cpp/tappas/tests/host.cpp), with a config file each:
 
     python tests/tappas/bench_frames.py OUT_DIR
