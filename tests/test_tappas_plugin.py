@@ -7,138 +7,39 @@ added. The plugin's objects must be the Python Decoder's for the same tensors an
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pytest
 
 import hailo_decode as hd
-from hailo_decode import cmake_info
 from hailo_decode.detections import rbox_corners
+from tappas.plugin_host import ABI, LINES, Built, Out, build, host_env as _env
+from tappas.plugin_host import run_host as _run_host, write_frames as _write_frames
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "tappas"
 DATA = ROOT / "python" / "hailo_decode" / "data"
 FIXTURES = ROOT / "tests" / "fixtures"
 EXAMPLES = ROOT / "examples" / "tappas"
-LINES = ("5.1", "3.31")
 STRIDES = (8, 16, 32)
 EXPORTS = {"init", "free_resources", "filter", "filter_letterbox", "hailo_decode_tappas_abi"}
-ABI = {"5.1": "5.x: hailo_tensor_metadata_t", "3.31": "3.x: hailo_vstream_info_t"}
 
 
 # ---------------------------------------------------------------------------------------------
-# Building (once per line and session) and running the host
+# Building (once per line and session, tests/tappas/plugin_host.py) and running the host
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Built:
-    line: str
-    plugin: Path
-    host: Path
-    stdout: str
-
-
-def _env() -> Dict[str, str]:
-    # A sanitizer runtime CI preloads into Python is not for the build tools; a sanitized core
-    # links its runtime into the plugin and the host itself.
-    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
-
 @pytest.fixture(scope="session")
 def _builds(tmp_path_factory):
-    cache: Dict[str, Built] = {}
-
-    def get(line: str) -> Built:
-        if not SHARED.is_dir():
-            pytest.skip(f"{SHARED} is absent: the TAPPAS headers (../shared/tappas beside the repository) are needed "
-                        "to build the plugin")
-        try:
-            cmake_info.cmake_dir()
-        except FileNotFoundError as e:
-            pytest.skip(f"the installed package has no C++ side: {e}")
-        if line not in cache:
-            from hailo_decode.cli import main
-            out = tmp_path_factory.mktemp(f"tappas{line}")
-            include = f"{SHARED / line / 'tappas'};{SHARED / line / 'hailort'}"
-            printed, errors = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
-                status = main(["tappas", "build", "--include", include, "--out", str(out), "--build-dir",
-                               str(out / "build"), "--host", "--jobs", "2"])
-            assert status == 0, errors.getvalue()
-            cache[line] = Built(line, out / "libhailo_decode_tappas.so", out / "hailo_decode_tappas_host",
-                                printed.getvalue())
-        return cache[line]
-
-    return get
+    return lambda line: build(line, tmp_path_factory)
 
 
 @pytest.fixture(params=LINES)
 def built(request, _builds) -> Built:
     return _builds(request.param)
-
-
-@dataclass
-class Out:
-    """One output as hailonet hands it: data (frames, H, W, C) in the buffer's type, or (frames, n)
-    float32 for an NMS op's output; what the metadata says (its type, quantization, NMS shape)."""
-    name: str
-    data: np.ndarray
-    meta_type: str = "UINT8"
-    zp: float = 0.0
-    scale: float = 1.0
-    nms: Optional[Tuple[int, int]] = None  # (classes, max_bboxes_per_class)
-
-
-def _write_frames(folder: Path, outs: Sequence[Out]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = [f"outputs {len(outs)}"]
-    frames = None
-    for i, o in enumerate(outs):
-        data = np.ascontiguousarray(o.data)
-        frames = data.shape[0] if frames is None else frames
-        assert data.shape[0] == frames
-        path = folder / f"out{i}.bin"
-        data.tofile(path)
-        h, w, c = (0, 0, 0) if o.nms else data.shape[1:]
-        classes, mpc = o.nms or (0, 0)
-        lines.append(f"{o.name} {h} {w} {c} {o.meta_type} {float(o.zp)!r} {float(o.scale)!r} {int(bool(o.nms))} "
-                     f"{classes} {mpc} {data[0].nbytes} {path}")
-    lines.append(f"frames {frames}")
-    desc = folder / "frames.txt"
-    desc.write_text("\n".join(lines) + "\n")
-    return desc
-
-
-def _run_host(built: Built, desc: Optional[Path], config: Any = None, function: str = "filter",
-              scaling: Optional[Sequence[float]] = None, extra: Sequence[str] = (),
-              tmp: Optional[Path] = None) -> Tuple[List[dict], str]:
-    """Runs the frames through the plugin; returns (frames' objects, stderr). `config`: None
-    ("NULL"), a dict (written to a file), or a path."""
-    if isinstance(config, dict):
-        assert tmp is not None
-        path = tmp / f"config_{abs(hash(json.dumps(config, sort_keys=True)))}.json"
-        path.write_text(json.dumps(config))
-        config = path
-    cmd = [str(built.host), "--plugin", str(built.plugin), "--config", str(config or "NULL"), "--function", function]
-    cmd += ["--frames", str(desc)] if desc is not None else ["--synthetic"]
-    if scaling is not None:
-        cmd += ["--scaling", *[repr(float(v)) for v in scaling]]
-    cmd += list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=300)
-    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-    if "--quiet" in extra or "--bench" in extra:
-        return [], r.stderr
-    doc = json.loads(r.stdout)
-    assert doc["abi"] == ABI[built.line]
-    return doc["frames"], r.stderr
 
 
 def _detections(frame: dict) -> List[dict]:
@@ -522,6 +423,36 @@ def test_a_bad_nms_count_is_named_once_and_the_frame_gets_nothing(built, tmp_pat
     frames, err = _run_host(built, _write_frames(tmp_path, outs), None)
     assert all(not f["objects"] for f in frames)
     assert len(err.splitlines()) == 1 and "model/yolov8_nms_postprocess" in err and "max_bboxes_per_class" in err
+
+
+def test_nms_counts_that_lie_differently_each_frame_are_named_once(built, tmp_path):
+    """Found by tests/fuzz/test_fuzz_tappas.py: the message holds the class and the count, which
+    differ from frame to frame; it was printed once a frame."""
+    flat = np.zeros((4, 3 * (1 + 5 * 2)), np.float32)
+    for f, (at, count) in enumerate([(0, 7), (11, -1), (22, 2.5), (0, np.nan)]):
+        flat[f, at] = count
+    outs = [Out("model/yolov8_nms_postprocess", flat, "FLOAT32", nms=(3, 2))]
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), None)
+    assert all(not f["objects"] for f in frames)
+    assert len(err.splitlines()) == 1, err
+    assert "model/yolov8_nms_postprocess" in err and "class 0 has a box count of 7" in err
+
+
+def test_a_nan_in_float_outputs_is_named_once(built, tmp_path):
+    """Found by tests/fuzz/test_fuzz_tappas.py: the core names the NaN's cell, which differs from
+    frame to frame (FLOAT32 via output_format_type on UINT8 bytes, hailonet's pitfall the other
+    way, gives such values); the message was printed once a frame."""
+    outs, infos, _ = _demo("fall_uint8.npz", None)
+    outs = [Out(o.name, o.data.astype(np.float32) * o.scale, "UINT8", o.zp, o.scale) for o in outs]
+    for f in range(outs[0].data.shape[0]):
+        outs[0].data[f, f % outs[0].data.shape[1], 0, f] = np.nan
+    desc = _write_frames(tmp_path, outs)
+    config = dict(output_format_type="HAILO_FORMAT_TYPE_FLOAT32")
+    frames, err = _run_host(built, desc, config, extra=["--repeat", "2"], tmp=tmp_path)
+    assert all(not f["objects"] for f in frames)
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert outs[0].name in lines[0] and "later ones are not reported" in lines[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -61,8 +61,9 @@ FilterState::FilterState(const std::string& config_path, const std::string& func
     }
 }
 
-void FilterState::report_once(const std::string& message) {
+void FilterState::report_once(const std::string& message, const std::string& key) {
     try {
+        if (!key.empty() && !reported_.insert("\x01" + key).second) return;
         if (!reported_.insert(message).second) return;
         std::string line = message;
         for (char& c : line)
@@ -82,7 +83,9 @@ void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
             if (config_ok_) run(roi);
         } catch (const std::exception& e) {
             added_.clear();
-            report_once(e.what());
+            // The decode's checks name where the frame went wrong (a NaN's cell), which differs
+            // from frame to frame: said once.
+            report_once(std::string(e.what()) + " (such frames get nothing; later ones are not reported)", "frame");
         }
         // Mapped before they join the ROI, so that they can be moved into it.
         if (letterbox) map_through_scaling_bbox(roi, added_);
@@ -221,7 +224,8 @@ void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
         try {
             read_nms_by_class(t->data(), m.nms_classes, m.nms_max_per_class, nms_records_);
         } catch (const std::exception& e) {
-            report_once(t->name() + ": " + e.what() + "; such frames get nothing");
+            // The count and class differ from frame to frame: said once a tensor.
+            report_once(t->name() + ": " + e.what() + "; such frames get nothing", "nms " + t->name());
             return;
         }
     }

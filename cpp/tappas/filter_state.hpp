@@ -45,7 +45,10 @@ private:
     void add_decoded();
     void add_nms(const std::vector<HailoTensorPtr>& tensors);
     void attach_added(HailoROI& roi);
-    void report_once(const std::string& message);
+    // Prints `message` unless it, or another message of the same `key` (when one is given), was
+    // printed before: a problem whose details change frame after frame (where a NaN sits, what a
+    // count says) is named once, not once a frame.
+    void report_once(const std::string& message, const std::string& key = std::string());
 
     std::string prefix_;  // "hailo_decode (<function>)", starts every message
     PluginConfig config_;

@@ -11,7 +11,8 @@
 //
 // DESCRIPTION is a text file: "outputs N", then per output one line
 //   name height width features meta_type zp scale is_nms nms_classes nms_max_per_class bytes_per_frame data_file
-// (meta_type: AUTO, UINT8, UINT16 or FLOAT32, what the metadata says; the data file holds the
+// (meta_type: AUTO, UINT8, UINT16, FLOAT32 or a format type's number, what the metadata says; zp and
+// scale as strtof reads them, nan and inf included; the data file holds the
 // frames' bytes back to back, which may be float32 while the metadata says UINT8, as with hailonet's
 // output-format-type), then "frames F".
 // --threads N: N elements (N init()s of the one dlopen handle) run the frames at once, each in its
@@ -70,7 +71,17 @@ int type_of(const std::string& s) {
     if (s == "UINT8") return 1;
     if (s == "UINT16") return 2;
     if (s == "FLOAT32") return 3;
+    // A format type by number: one no hailonet names (the fuzz harness's "another element type").
+    if (!s.empty() && s.size() < 4 && s.find_first_not_of("0123456789") == std::string::npos) return std::stoi(s);
     throw std::runtime_error("unknown meta_type " + s);
+}
+
+// strtof's reading (nan, inf, -inf, hex, 1e39 -> inf, denormals), which istream's >> refuses.
+float float_of(const std::string& s) {
+    char* end = nullptr;
+    const float v = std::strtof(s.c_str(), &end);
+    if (s.empty() || *end != '\0') throw std::runtime_error("not a number: " + s);
+    return v;
 }
 
 Frames read_description(const std::string& path) {
@@ -84,12 +95,14 @@ Frames read_description(const std::string& path) {
     std::vector<std::string> files(n);
     for (size_t i = 0; i < n; ++i) {
         Output o;
-        std::string type;
+        std::string type, zp, scale;
         int nms = 0;
-        in >> o.name >> o.height >> o.width >> o.features >> type >> o.zp >> o.scale >> nms >> o.nms_classes >>
+        in >> o.name >> o.height >> o.width >> o.features >> type >> zp >> scale >> nms >> o.nms_classes >>
             o.nms_max_per_class >> o.bytes_per_frame >> files[i];
         if (!in) throw std::runtime_error(path + ": bad output line " + std::to_string(i));
         o.meta_type = type_of(type);
+        o.zp = float_of(zp);
+        o.scale = float_of(scale);
         o.is_nms = nms != 0;
         f.outputs.push_back(std::move(o));
     }
