@@ -13,6 +13,7 @@ sys.path.insert(0, str(TESTS))  # reference_decoder, random_cases
 
 import hailo_decode as hd  # noqa: E402
 from hailo_decode.demo_data import demo_config, load_demo_frames  # noqa: E402
+from tappas.plugin_host import LINES as TAPPAS_LINES, Built, build as build_tappas  # noqa: E402
 
 HEAD_KEYS = (("box_8", "cls_8", 8), ("box_16", "cls_16", 16), ("box_32", "cls_32", 32))
 FAKE_ROOT = TESTS / "fake_hailo_platform"
@@ -120,3 +121,15 @@ def reference_set(data, name, frame):
 
 __all__ = ["HEAD_KEYS", "assert_same_detections", "assert_equivalent_detections", "float_config", "float_frames", "uint8_frames", "reference_set", "demo_config",
            "optional_package"]
+
+
+@pytest.fixture(scope="session")
+def tappas_builds(tmp_path_factory):
+    """line -> the TAPPAS plugin and its test host built for that header line (once a session)."""
+    return lambda line: build_tappas(line, tmp_path_factory)
+
+
+@pytest.fixture(params=TAPPAS_LINES)
+def built(request, tappas_builds) -> Built:
+    """The plugin and host, for each TAPPAS header line (5.1, 3.31) in turn."""
+    return tappas_builds(request.param)

@@ -18,7 +18,7 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode.detections import rbox_corners
-from tappas.plugin_host import ABI, LINES, Built, Out, build, host_env as _env
+from tappas.plugin_host import ABI, Out, host_env as _env
 from tappas.plugin_host import run_host as _run_host, write_frames as _write_frames
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,18 +30,8 @@ EXPORTS = {"init", "free_resources", "filter", "filter_letterbox", "hailo_decode
 
 
 # ---------------------------------------------------------------------------------------------
-# Building (once per line and session, tests/tappas/plugin_host.py) and running the host
+# Running the host (the `built` fixture, tests/conftest.py, builds it once per line and session)
 # ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def _builds(tmp_path_factory):
-    return lambda line: build(line, tmp_path_factory)
-
-
-@pytest.fixture(params=LINES)
-def built(request, _builds) -> Built:
-    return _builds(request.param)
-
-
 def _detections(frame: dict) -> List[dict]:
     assert all(o["type"] == "detection" for o in frame["objects"])
     return frame["objects"]

@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from hailo_decode import _core
-from tappas.plugin_host import ABI, LINES, Built, build, host_command, host_env, output_line
+from tappas.plugin_host import ABI, Built, build, host_command, host_env, output_line
 
 from .decoder_cases import CLEAN, OUTCOMES, _log_case, fuzz_settings, spec_json
 
@@ -56,16 +55,6 @@ TIMEOUT = 60  # seconds a host run may take: a case is milliseconds, more is a h
 PLUGIN_KEYS = ("labels", "detection_threshold", "max_boxes", "output_format_type", "nms_json", "keypoint_threshold")
 FORMATS = ("HAILO_FORMAT_TYPE_AUTO", "HAILO_FORMAT_TYPE_UINT8", "HAILO_FORMAT_TYPE_UINT16", "HAILO_FORMAT_TYPE_FLOAT32")
 SETTINGS = fuzz_settings(60, suppress_health_check=list(HealthCheck))
-
-
-@pytest.fixture(scope="session")
-def _tappas_builds(tmp_path_factory):
-    return lambda line: build(line, tmp_path_factory)
-
-
-@pytest.fixture(params=LINES)
-def built(request, _tappas_builds) -> Built:
-    return _tappas_builds(request.param)
 
 
 # ------------------------------------------------------------------------------------------------
