@@ -148,12 +148,20 @@ def test_without_a_config_file_labels_are_cocos(built, tmp_path):
     assert err == ""
 
 
-def test_pose_landmarks_equal_the_python_decoder(built, tmp_path):
-    outs, infos, names = _demo("pose_uint8.npz", "kpt")
-    settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
+def _plugin_and_python(built, tmp_path, demo: str, role: str, settings: dict, at_least: int, proto: bool = False):
+    """The plugin's frames and the Python Decoder's on one bundled demo with the same settings (and
+    the demo's labels), their detections checked equal, at least `at_least` of them."""
+    outs, infos, names = _demo(demo, role, proto=proto)
     expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
-    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
-    assert _check_detections(frames, expected, _labels(names)) >= 3
+    labels = _labels(names)
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=labels, **settings), tmp=tmp_path)
+    assert _check_detections(frames, expected, labels) >= at_least
+    return frames, expected
+
+
+def test_pose_landmarks_equal_the_python_decoder(built, tmp_path):
+    frames, expected = _plugin_and_python(built, tmp_path, "pose_uint8.npz", "kpt",
+                                          dict(task="pose", semantics="ultralytics", score_threshold=0.25), 3)
     skeleton = [[0, 1], [1, 3], [0, 2], [2, 4], [5, 6], [5, 7], [7, 9], [6, 8], [8, 10], [5, 11], [6, 12], [11, 12],
                 [11, 13], [12, 14], [13, 15], [14, 16]]
     for frame, d in zip(frames, expected):
@@ -177,11 +185,8 @@ def _crop(a: np.float32, b: np.float32, n: int) -> Tuple[int, int]:
 
 
 def test_segmentation_masks_equal_the_python_decoder(built, tmp_path):
-    outs, infos, names = _demo("seg_uint8.npz", "mask", proto=True)
-    settings = dict(semantics="ultralytics", score_threshold=0.25)
-    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
-    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
-    assert _check_detections(frames, expected, _labels(names)) >= 5
+    frames, expected = _plugin_and_python(built, tmp_path, "seg_uint8.npz", "mask",
+                                          dict(semantics="ultralytics", score_threshold=0.25), 5, proto=True)
     masks = 0
     for frame, d in zip(frames, expected):
         ml = d._mask_logits
@@ -211,11 +216,8 @@ def test_segmentation_masks_equal_the_python_decoder(built, tmp_path):
 
 
 def test_obb_reads_back_exactly_and_draws_its_outline(built, tmp_path):
-    outs, infos, names = _demo("obb_uint8.npz", "angle")
-    settings = dict(task="obb", semantics="ultralytics", score_threshold=0.25)
-    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
-    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
-    assert _check_detections(frames, expected, _labels(names)) >= 5
+    frames, expected = _plugin_and_python(built, tmp_path, "obb_uint8.npz", "angle",
+                                          dict(task="obb", semantics="ultralytics", score_threshold=0.25), 5)
     for frame, d in zip(frames, expected):
         H, W = d.image_size
         corners = rbox_corners(d.rboxes) / np.float32([W, H])
