@@ -7,6 +7,7 @@
 
 #include "hailo_decode/setup.hpp"
 #include "letterbox.hpp"
+#include "roi_objects.hpp"
 #include "tensor_specs.hpp"
 
 namespace hailo_decode::tappas {
@@ -89,7 +90,7 @@ void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
         }
         // Mapped before they join the ROI, so that they can be moved into it.
         if (letterbox) map_through_scaling_bbox(roi, added_);
-        attach_added(roi);
+        add_detections(roi, added_);
     } catch (const std::exception& e) {
         report_once(e.what());
     } catch (...) {
@@ -235,25 +236,6 @@ void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
         const NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
         added_.push_back(make_detection(pool_, box, r.class_index + 1, config_.labels, r.score));
     }
-}
-
-void FilterState::attach_added(HailoROI& roi) {
-    // HailoROI::add_object gives each detection the ROI's bbox as its scaling bbox and the ROI's
-    // stream id. For the whole frame with no stream id (the usual main ROI) those are a detection's
-    // own defaults, so the objects go in directly (HailoMainObject::add_object, which
-    // add_unscaled_object calls with one more copy): no dynamic cast, three locks and two atomic
-    // count changes less each.
-    const HailoBBox b = roi.get_bbox();
-    const bool whole_frame =
-        b.xmin() == 0.0f && b.ymin() == 0.0f && b.width() == 1.0f && b.height() == 1.0f && roi.get_stream_id().empty();
-    for (HailoDetectionPtr& detection : added_) {
-        if (whole_frame) {
-            roi.HailoMainObject::add_object(std::move(detection));
-        } else {
-            roi.add_object(std::move(detection));
-        }
-    }
-    added_.clear();
 }
 
 bool FilterState::prepare(HailoROI& roi) {

@@ -44,7 +44,6 @@ private:
     void build(const std::vector<HailoTensorPtr>& tensors);
     void add_decoded();
     void add_nms(const std::vector<HailoTensorPtr>& tensors);
-    void attach_added(HailoROI& roi);
     // Prints `message` unless it, or another message of the same `key` (when one is given), was
     // printed before: a problem whose details change frame after frame (where a NaN sits, what a
     // count says) is named once, not once a frame.

@@ -29,22 +29,6 @@ const std::vector<std::pair<int, int>>& coco_skeleton() {
     return pairs;
 }
 
-NormBox normalized_box(const Detection& d, const Settings& s, InputSize input) {
-    NormBox b;
-    if (s.yxyx) {
-        b = {d.box[1], d.box[0], d.box[3], d.box[2]};
-    } else {
-        b = {d.box[0], d.box[1], d.box[2], d.box[3]};
-    }
-    if (!s.normalized) {
-        b.xmin /= input.width;
-        b.xmax /= input.width;
-        b.ymin /= input.height;
-        b.ymax /= input.height;
-    }
-    return b;
-}
-
 void pixel_box(const Detection& d, const Settings& s, InputSize input, float xyxy[4]) {
     if (s.yxyx) {
         xyxy[0] = d.box[1], xyxy[1] = d.box[0], xyxy[2] = d.box[3], xyxy[3] = d.box[2];
@@ -55,14 +39,6 @@ void pixel_box(const Detection& d, const Settings& s, InputSize input, float xyx
         xyxy[0] *= input.width, xyxy[2] *= input.width;
         xyxy[1] *= input.height, xyxy[3] *= input.height;
     }
-}
-
-HailoDetectionPtr make_detection(DetectionPool& pool, const NormBox& b, int class_id,
-                                 const std::vector<std::string>& labels, float confidence) {
-    static const std::string none;
-    const std::string& label = class_id >= 0 && size_t(class_id) < labels.size() ? labels[size_t(class_id)] : none;
-    return pool.take(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id, label,
-                     clamp_unit(confidence));
 }
 
 void attach_keypoints(HailoDetection& detection, const NormBox& box, const float* k, int count, bool normalized,

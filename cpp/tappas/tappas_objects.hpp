@@ -17,6 +17,7 @@
 //                    same float32.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,14 +41,31 @@ struct InputSize {
 // [0, 1], NaN as 0.
 inline float clamp_unit(float v) { return v > 1.0f ? 1.0f : (v >= 0.0f ? v : 0.0f); }
 
-// A core Detection's box (in the Settings' box format) normalised to the input.
-NormBox normalized_box(const Detection& d, const Settings& settings, InputSize input);
+// A core Detection's box (in the Settings' box format) normalised to the input. Inline, as
+// make_detection: both run once a detection.
+inline NormBox normalized_box(const Detection& d, const Settings& s, InputSize input) {
+    NormBox b = s.yxyx ? NormBox{d.box[1], d.box[0], d.box[3], d.box[2]} : NormBox{d.box[0], d.box[1], d.box[2], d.box[3]};
+    if (!s.normalized) {
+        b.xmin /= input.width;
+        b.xmax /= input.width;
+        b.ymin /= input.height;
+        b.ymax /= input.height;
+    }
+    return b;
+}
 // The same box in input pixels, x1 y1 x2 y2, computed as the Python package's boxes_as("xyxy_pixels").
 void pixel_box(const Detection& d, const Settings& settings, InputSize input, float xyxy[4]);
 
 // A detection from the element's pool (detection_pool.hpp): label labels[class_id] ("" beyond them).
-HailoDetectionPtr make_detection(DetectionPool& pool, const NormBox& box, int class_id,
-                                 const std::vector<std::string>& labels, float confidence);
+// The reference is the pool's (see DetectionPool::take).
+inline const std::shared_ptr<PooledDetection>& make_detection(DetectionPool& pool, const NormBox& b, int class_id,
+                                                              const std::vector<std::string>& labels,
+                                                              float confidence) {
+    static const std::string none;
+    const std::string& label = class_id >= 0 && size_t(class_id) < labels.size() ? labels[size_t(class_id)] : none;
+    return pool.take(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id, label,
+                     clamp_unit(confidence));
+}
 
 // Pose: `keypoints` holds K x (x, y, visibility) in the core's output units (normalised when
 // `normalized`, else input pixels).
