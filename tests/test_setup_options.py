@@ -101,6 +101,40 @@ def test_checks_that_need_the_class_count():
     assert cfg.score_threshold == (0.4,) and cfg.thresholds_per_class() == (0.4,)
 
 
+PLUGIN_ALIASES = [("detection_threshold", "score_threshold"), ("max_boxes", "max_total")]
+
+
+def test_an_alias_is_read_and_checked_as_its_setting():
+    """The TAPPAS plugin's libyolo_hailortpp_post.so names (read_options' aliases): the setting's
+    value and rules, the alias in messages, both names at once refused."""
+    opts = _core.read_options({"detection_threshold": 0.35, "max_boxes": 7}, "f.json", PLUGIN_ALIASES)
+    assert (opts.score_threshold, opts.max_total) == ([0.35], 7)
+    assert {"score_threshold", "max_total"} <= set(opts.explicit_settings)
+    same = _core.read_options({"score_threshold": 0.35, "max_total": 7}, "f.json")
+    assert (same.score_threshold, same.max_total) == (opts.score_threshold, opts.max_total)
+    # Not given: the preset's, not explicit.
+    default = _core.read_options({}, "", PLUGIN_ALIASES)
+    assert default.max_total == _core.read_options({}).max_total
+    assert "score_threshold" not in default.explicit_settings
+    cases = [
+        ({"detection_threshold": 1.5}, ValueError, "f.json: detection_threshold must be a number in [0, 1], got 1.5"),
+        ({"detection_threshold": [0.2, 2]}, ValueError, "f.json: detection_threshold[1] must be a number in [0, 1], got 2"),
+        ({"max_boxes": -1}, ValueError, "f.json: max_boxes must be null (no cap) or an integer in [0, 1048576], got -1"),
+        ({"max_boxes": "ten"}, TypeError, "f.json: max_boxes must be null (no cap) or an integer"),
+        ({"detection_threshold": 0.3, "score_threshold": 0.3}, ValueError,
+         "f.json: detection_threshold and score_threshold: give one of them (both are names of score_threshold)"),
+        ({"max_boxes": 3, "max_total": 3}, ValueError, "max_boxes and max_total: give one of them"),
+        ({"max_boxs": 3}, TypeError, 'unknown key "max_boxs"; did you mean "max_boxes"?'),
+    ]
+    for doc, kind, message in cases:
+        with pytest.raises(kind) as e:
+            _core.read_options(doc, "f.json", PLUGIN_ALIASES)
+        assert message in str(e.value), (doc, str(e.value))
+    # Without the aliases they are unknown keys.
+    with pytest.raises(TypeError, match="unknown key \"detection_threshold\""):
+        _core.read_options({"detection_threshold": 0.3})
+
+
 def test_presets_are_the_cores():
     assert hd.SEMANTICS == {name: _core.preset(name) for name in _core.preset_names()}
     assert list(hd.SEMANTICS["hailort"]) == _core.preset_setting_names()

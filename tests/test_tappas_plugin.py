@@ -390,7 +390,24 @@ def test_an_nms_op_output_is_read_as_yolo_hailortpp_reads_it(built, tmp_path, co
     assert total >= (1 if path else 3)
 
 
-def test_max_boxes_keeps_the_best_in_buffer_order(built, tmp_path):
+NMS_FILTERS = [
+    # libyolo_hailortpp_post.so's names: the best 3 of those with score > 0.35, in buffer order
+    (dict(max_boxes=3, detection_threshold=0.35), [(1, 0.9), (2, 0.95), (3, 0.99)]),
+    # the same settings under DecoderConfig's names
+    (dict(max_total=3, score_threshold=0.35), [(1, 0.9), (2, 0.95), (3, 0.99)]),
+    # one threshold per class
+    (dict(score_threshold=[0.95, 0.5, 0.95]), [(2, 0.95), (3, 0.99)]),
+    # an allow-list of class indices (0-based, as DecoderConfig's): class id 3 only
+    (dict(classes=[2]), [(3, 0.5), (3, 0.4), (3, 0.99)]),
+    # a cap of 0: nothing
+    (dict(max_boxes=0), []),
+    # none of them: every record, as the op wrote them
+    (dict(), [(1, 0.9), (1, 0.3), (2, 0.95), (3, 0.5), (3, 0.4), (3, 0.99)]),
+]
+
+
+@pytest.mark.parametrize("config, want", NMS_FILTERS, ids=[json.dumps(c) for c, _ in NMS_FILTERS])
+def test_an_nms_output_is_filtered_by_the_files_settings(built, tmp_path, config, want):
     classes, mpc = 3, 4
     flat = np.zeros(classes * (1 + 5 * mpc), np.float32)
     records = {0: [0.9, 0.3], 1: [0.95], 2: [0.5, 0.4, 0.99]}
@@ -402,10 +419,9 @@ def test_max_boxes_keeps_the_best_in_buffer_order(built, tmp_path):
             flat[at:at + 5] = [0.1 * j, 0.1 * k, 0.1 * j + 0.2, 0.1 * k + 0.3, s]
             at += 5
     outs = [Out("model/nms_postprocess", flat[None], "FLOAT32", nms=(classes, mpc))]
-    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(max_boxes=3, detection_threshold=0.35),
-                          tmp=tmp_path)
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), config, tmp=tmp_path)
     got = [(d["class_id"], round(d["confidence"], 6)) for d in _detections(frames[0])]
-    assert got == [(1, 0.9), (2, 0.95), (3, 0.99)]
+    assert got == want and not err
 
 
 def test_a_bad_nms_count_is_named_once_and_the_frame_gets_nothing(built, tmp_path):
@@ -484,10 +500,12 @@ BAD_CONFIGS = [
     ("out of range", {"iou_threshold": 2}, "iou_threshold"),
     ("labels", {"labels": ["unlabeled", 3]}, "labels"),
     ("detection_threshold", {"detection_threshold": 1.5}, "detection_threshold"),
-    ("max_boxes", {"max_boxes": 0}, "max_boxes"),
+    ("max_boxes", {"max_boxes": -1}, "max_boxes"),
+    ("max_boxes not a number", {"max_boxes": "200"}, "max_boxes"),
     ("output_format_type", {"output_format_type": "FLOAT32"}, "output_format_type"),
     ("nms_json", {"nms_json": "missing.json"}, "nms_json"),
     ("both thresholds", {"detection_threshold": 0.3, "score_threshold": 0.3}, "detection_threshold"),
+    ("both caps", {"max_boxes": 3, "max_total": 3}, "max_boxes"),
     ("not an object", "[1, 2]", "config file"),
 ]
 

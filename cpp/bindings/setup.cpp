@@ -110,10 +110,16 @@ void bind_setup(py::module_& m) {
           "A preset's settings as a dict (None: no cap).");
     m.def("choices", &setup::choices, py::arg("key"), "The values a named choice setting accepts.");
     m.def("closest_name", &setup::closest_name, py::arg("name"), py::arg("known"));
-    m.def("read_options", [](const py::handle& options, const std::string& where) {
-              return setup::read_options(to_json(options), where);
-          }, py::arg("options"), py::arg("where") = "",
-          "Checked Options from a dict of named settings and model options (None: not given).");
+    m.def("read_options",
+          [](const py::handle& options, const std::string& where,
+             const std::vector<std::pair<std::string, std::string>>& aliases) {
+              std::vector<setup::OptionAlias> as;
+              for (const auto& [alias, setting] : aliases) as.push_back({alias, setting});
+              return setup::read_options(to_json(options), where, {}, as);
+          },
+          py::arg("options"), py::arg("where") = "", py::arg("aliases") = std::vector<std::pair<std::string, std::string>>{},
+          "Checked Options from a dict of named settings and model options (None: not given). aliases: "
+          "[(alias, setting)], other names of preset settings (the TAPPAS plugin's detection_threshold, max_boxes).");
     m.def("read_nms_json", [](const py::handle& doc, const std::vector<setup::OutputShape>& outputs,
                               const std::string& where) { return setup::read_nms_json(to_json(doc), outputs, where); },
           py::arg("doc"), py::arg("outputs"), py::arg("where") = "");

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "hailo_decode/setup.hpp"
@@ -215,9 +216,11 @@ void FilterState::add_decoded() {
 
 void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
     nms_records_.clear();
+    uint32_t classes = 0;
     for (const HailoTensorPtr& t : tensors) {
         const TensorMeta m = tensor_meta(*t);
         if (!m.is_nms) continue;
+        classes = std::max(classes, m.nms_classes);
         if (!m.nms_by_class) {
             report_once(t->name() + ": an NMS output in an order other than HAILO_NMS_BY_CLASS; frames get nothing");
             return;
@@ -230,8 +233,21 @@ void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
             return;
         }
     }
-    filter_nms_records(nms_records_, config_.detection_threshold.value_or(0.0), config_.detection_threshold.has_value(),
-                       config_.max_boxes, nms_scratch_);
+    const setup::Options& o = config_.options;
+    const auto given = [&o](const char* setting) {
+        return std::find(o.explicit_settings.begin(), o.explicit_settings.end(), setting) != o.explicit_settings.end();
+    };
+    // The op has applied its own threshold and caps; the file's are applied again only when it gives
+    // them (by either name) or a classes allow-list, as libyolo_hailortpp_post.so applies its keys.
+    const bool threshold = given("score_threshold") || o.has_classes;
+    if (threshold && classes != nms_thresholds_classes_) {
+        setup::Options by_class = o;
+        if (!given("score_threshold")) by_class.score_threshold.assign(1, -std::numeric_limits<double>::infinity());
+        nms_thresholds_ = setup::thresholds_per_class(by_class, int(classes));  // throws: the frame gets nothing
+        nms_thresholds_classes_ = classes;
+    }
+    filter_nms_records(nms_records_, threshold ? &nms_thresholds_ : nullptr, given("max_total") ? o.max_total : -1,
+                       nms_scratch_);
     for (const NmsRecord& r : nms_records_) {
         const NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
         added_.push_back(make_detection(pool_, box, r.class_index + 1, config_.labels, r.score));

@@ -68,6 +68,8 @@ private:
     DetectionPool pool_;                          // detections reused once the pipeline drops them
     std::vector<HailoDetectionPtr> added_;        // this frame's detections, until they join the ROI
     std::vector<NmsRecord> nms_records_;
+    std::vector<double> nms_thresholds_;          // by class index, for an NMS op's output
+    uint32_t nms_thresholds_classes_ = UINT32_MAX;  // the class count nms_thresholds_ was made for
     std::vector<uint32_t> nms_scratch_;
 };
 

@@ -40,11 +40,15 @@ void read_nms_by_class(const uint8_t* data, uint32_t num_classes, uint32_t max_p
     }
 }
 
-void filter_nms_records(std::vector<NmsRecord>& records, double threshold, bool use_threshold, int64_t max_boxes,
+void filter_nms_records(std::vector<NmsRecord>& records, const std::vector<double>* thresholds, int64_t max_boxes,
                         std::vector<uint32_t>& scratch) {
-    if (use_threshold)
+    if (thresholds)
         records.erase(std::remove_if(records.begin(), records.end(),
-                                     [threshold](const NmsRecord& r) { return !(double(r.score) > threshold); }),
+                                     [thresholds](const NmsRecord& r) {
+                                         // read_nms_by_class gave class_index < the tensor's classes, which
+                                         // the thresholds cover (FilterState::add_nms)
+                                         return !(double(r.score) > (*thresholds)[size_t(r.class_index)]);
+                                     }),
                       records.end());
     if (max_boxes < 0 || records.size() <= size_t(max_boxes)) return;
     // The max_boxes best, then back in buffer order.

@@ -19,9 +19,10 @@ struct NmsRecord {
 // `data` with memcpy: no alignment is assumed.
 void read_nms_by_class(const uint8_t* data, uint32_t num_classes, uint32_t max_per_class, std::vector<NmsRecord>& out);
 
-// Keeps the records whose score is > threshold (libyolo_hailortpp_post.so's test) and, when
-// max_boxes >= 0, at most the max_boxes best of them (ties: the earlier in the buffer), in buffer order.
-void filter_nms_records(std::vector<NmsRecord>& records, double threshold, bool use_threshold, int64_t max_boxes,
+// Keeps the records whose score is > their class's threshold (libyolo_hailortpp_post.so's test;
+// `thresholds` by class index, nullptr: every record) and, when max_boxes >= 0, at most the
+// max_boxes best of them (ties: the earlier in the buffer), in buffer order.
+void filter_nms_records(std::vector<NmsRecord>& records, const std::vector<double>* thresholds, int64_t max_boxes,
                         std::vector<uint32_t>& scratch);
 
 }  // namespace hailo_decode::tappas

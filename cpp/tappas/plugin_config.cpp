@@ -12,8 +12,10 @@ namespace hailo_decode::tappas {
 
 namespace {
 
-const std::vector<std::string> kPluginKeys = {"labels", "detection_threshold", "max_boxes", "output_format_type",
-                                              "nms_json", "keypoint_threshold"};
+const std::vector<std::string> kPluginKeys = {"labels", "output_format_type", "nms_json", "keypoint_threshold"};
+// libyolo_hailortpp_post.so's names, read and checked by the core as the settings they name.
+const std::vector<setup::OptionAlias> kAliases = {{"detection_threshold", "score_threshold"},
+                                                  {"max_boxes", "max_total"}};
 
 bool is_regular_file(const std::string& path) {
     struct stat st {};
@@ -90,7 +92,7 @@ void read_nms_json(PluginConfig& c, const json::Value& v) {
 // Runs the core's checks; its messages name the key, prefixed here with the file when they do not.
 setup::Options read_options_of(const json::Value& object, const std::string& path) {
     try {
-        return setup::read_options(object, path, kPluginKeys);
+        return setup::read_options(object, path, kPluginKeys, kAliases);
     } catch (const std::exception& e) {
         const std::string what = e.what();
         if (path.empty() || what.compare(0, path.size(), path) == 0) throw ConfigError(what);
@@ -98,8 +100,12 @@ setup::Options read_options_of(const json::Value& object, const std::string& pat
     }
 }
 
-bool explicitly_given(const setup::Options& o, const char* setting) {
-    return std::find(o.explicit_settings.begin(), o.explicit_settings.end(), setting) != o.explicit_settings.end();
+// A key of the file that gives `setting`, under its own name or an alias.
+bool document_gives(const json::Value& document, const std::string& setting) {
+    if (document.find(setting) != nullptr) return true;
+    for (const setup::OptionAlias& a : kAliases)
+        if (a.setting == setting && document.find(a.alias) != nullptr) return true;
+    return false;
 }
 
 }  // namespace
@@ -125,14 +131,6 @@ PluginConfig read_plugin_config(const std::string& config_path) {
     for (const auto& [key, value] : c.document.members()) {
         if (key == "labels") {
             read_labels(c, value);
-        } else if (key == "detection_threshold") {
-            if (!value.is_number() || !(value.as_number() >= 0.0 && value.as_number() <= 1.0))
-                bad(c.path, key, "a number in [0, 1]", value);
-            c.detection_threshold = value.as_number();
-        } else if (key == "max_boxes") {
-            if (!value.is_number() || !value.is_whole() || value.as_number() < 1.0 || value.as_number() > 1e9)
-                bad(c.path, key, "a whole number >= 1", value);
-            c.max_boxes = value.as_int();
         } else if (key == "output_format_type") {
             c.output_format = read_output_format(c.path, value);
         } else if (key == "keypoint_threshold") {
@@ -150,32 +148,14 @@ PluginConfig read_plugin_config(const std::string& config_path) {
 }
 
 setup::Options resolve_options(const PluginConfig& c, const json::Value* nms_settings) {
-    setup::Options o;
-    if (nms_settings == nullptr || !nms_settings->is_object() || nms_settings->members().empty()) {
-        o = read_options_of(c.document, c.path);
-    } else {
-        // The NMS JSON's settings first, the file's own replacing them.
-        std::vector<std::pair<std::string, json::Value>> merged;
-        for (const auto& member : nms_settings->members())
-            if (c.document.find(member.first) == nullptr) merged.push_back(member);
-        for (const auto& member : c.document.members()) merged.push_back(member);
-        o = read_options_of(json::Value::object(std::move(merged)), c.path);
-    }
-    if (c.detection_threshold) {
-        if (c.document.find("score_threshold") != nullptr)
-            throw ConfigError(c.path + ": detection_threshold and score_threshold: give one of them (the first is "
-                                       "libyolo_hailortpp_post.so's name of the second)");
-        o.score_threshold.assign(1, *c.detection_threshold);
-        if (!explicitly_given(o, "score_threshold")) o.explicit_settings.push_back("score_threshold");
-    }
-    if (c.max_boxes >= 0) {
-        if (c.document.find("max_total") != nullptr)
-            throw ConfigError(c.path + ": max_boxes and max_total: give one of them (the first is "
-                                       "libyolo_hailortpp_post.so's name of the second)");
-        o.max_total = c.max_boxes;
-        if (!explicitly_given(o, "max_total")) o.explicit_settings.push_back("max_total");
-    }
-    return o;
+    if (nms_settings == nullptr || !nms_settings->is_object() || nms_settings->members().empty())
+        return read_options_of(c.document, c.path);
+    // The NMS JSON's settings first, the file's own (under either name) replacing them.
+    std::vector<std::pair<std::string, json::Value>> merged;
+    for (const auto& member : nms_settings->members())
+        if (!document_gives(c.document, member.first)) merged.push_back(member);
+    for (const auto& member : c.document.members()) merged.push_back(member);
+    return read_options_of(json::Value::object(std::move(merged)), c.path);
 }
 
 }  // namespace hailo_decode::tappas

@@ -1,5 +1,5 @@
-// The hailofilter config file (config-path): libyolo_hailortpp_post.so's keys (labels,
-// detection_threshold, max_boxes), the plugin's own (output_format_type, nms_json,
+// The hailofilter config file (config-path): libyolo_hailortpp_post.so's keys (labels;
+// detection_threshold and max_boxes, which the core reads as score_threshold and max_total), the plugin's own (output_format_type, nms_json,
 // keypoint_threshold), and every DecoderConfig setting and model option under its own name, read
 // and checked by the core's setup::read_options (hailo_decode/setup.hpp): the one implementation
 // of the presets and checks, shared with the Python package.
@@ -31,8 +31,6 @@ struct PluginConfig {
     std::string notice;                  // a config-path that names no file: said once, defaults used
     std::vector<std::string> labels;     // by TAPPAS class id: [0] "unlabeled", class k at k + 1
     bool labels_given = false;           // false: COCO's names
-    std::optional<double> detection_threshold;  // libyolo_hailortpp_post.so's key
-    int64_t max_boxes = -1;              // libyolo_hailortpp_post.so's key, -1: not given
     OutputFormat output_format = OutputFormat::Auto;
     float keypoint_threshold = 0.5f;     // pose: HailoLandmarks' threshold (hailooverlay draws points at or above it)
     json::Value document;                // the whole file (an object; empty object without a file)
@@ -51,8 +49,8 @@ const std::vector<std::string>& plugin_keys();
 PluginConfig read_plugin_config(const std::string& config_path);
 
 // The options a Decoder is built with: nms_settings (an NMS JSON's, or nullptr) under the config
-// file's own settings, which win; then detection_threshold and max_boxes as score_threshold and
-// max_total. Throws ConfigError.
+// file's own settings, which win (detection_threshold and max_boxes are read by the core as
+// score_threshold and max_total). Throws ConfigError.
 setup::Options resolve_options(const PluginConfig& config, const json::Value* nms_settings);
 
 }  // namespace hailo_decode::tappas

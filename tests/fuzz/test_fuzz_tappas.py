@@ -52,7 +52,8 @@ EXAMPLES = ROOT / "examples" / "tappas"
 FRAMES = 3
 IMAGE = 64
 TIMEOUT = 60  # seconds a host run may take: a case is milliseconds, more is a hang
-PLUGIN_KEYS = ("labels", "detection_threshold", "max_boxes", "output_format_type", "nms_json", "keypoint_threshold")
+PLUGIN_KEYS = ("labels", "output_format_type", "nms_json", "keypoint_threshold")
+ALIASES = [("detection_threshold", "score_threshold"), ("max_boxes", "max_total")]  # plugin_config.cpp's
 FORMATS = ("HAILO_FORMAT_TYPE_AUTO", "HAILO_FORMAT_TYPE_UINT8", "HAILO_FORMAT_TYPE_UINT16", "HAILO_FORMAT_TYPE_FLOAT32")
 SETTINGS = fuzz_settings(60, suppress_health_check=list(HealthCheck))
 
@@ -227,11 +228,8 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
     except ValueError:
         return None
     for key, v in doc.items():
-        if key in ("detection_threshold", "keypoint_threshold"):
+        if key == "keypoint_threshold":
             if not (_json_number(v) and 0.0 <= v <= 1.0):
-                return False
-        elif key == "max_boxes":
-            if not (_json_number(v) and float(v) == math.floor(v) and 1 <= v <= 1e9):
                 return False
         elif key == "labels":
             if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
@@ -251,10 +249,10 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
                 return False
             if not isinstance(nms, dict):
                 return False
-    if "detection_threshold" in doc and "score_threshold" in doc or "max_boxes" in doc and "max_total" in doc:
+    if any(alias in doc and setting in doc for alias, setting in ALIASES):
         return False
     try:
-        _core.read_options({k: v for k, v in doc.items() if k not in PLUGIN_KEYS})
+        _core.read_options({k: v for k, v in doc.items() if k not in PLUGIN_KEYS}, "", ALIASES)
     except CLEAN:
         return False
     return True

@@ -95,11 +95,18 @@ struct Options {
     int drop_empty_masks = -1;             // -1: the preset's (ultralytics: 1, hailort: 0)
 };
 
+// Another name a caller's files use for a preset setting: the TAPPAS plugin reads
+// libyolo_hailortpp_post.so's detection_threshold as score_threshold and max_boxes as max_total.
+struct OptionAlias {
+    std::string alias, setting;
+};
+
 // Reads an object of options: keys are option_names() (plus `extra_keys`, which are skipped: the
 // caller reads them, e.g. the plugin's "labels"). An unknown key names the closest known one; a
-// wrong type or a value out of range names the key, what it must be and what it got.
+// wrong type or a value out of range names the key, what it must be and what it got. An alias is
+// read and checked as its setting, messages naming the alias; an object giving both is refused.
 Options read_options(const json::Value& object, const std::string& where = "",
-                     const std::vector<std::string>& extra_keys = {});
+                     const std::vector<std::string>& extra_keys = {}, const std::vector<OptionAlias>& aliases = {});
 
 // What options imply once the class count and box bins are known (make_config reads them; Python's
 // DecoderConfig shows them):

@@ -81,7 +81,10 @@ public:
 
     // "<key> must be <must>, got <value>": a type_error when the value is of another kind.
     [[noreturn]] void fail(const std::string& key, const std::string& must, const json::Value& got, bool wrong_kind) const {
-        const std::string msg = prefix_ + (key == key_ ? shown_ : key) + " must be " + must + ", got " + shown(got);
+        // key_ as shown_, also as the start of an item's name (score_threshold[2]).
+        const bool renamed = !key_.empty() && key.compare(0, key_.size(), key_) == 0;
+        const std::string msg =
+            prefix_ + (renamed ? shown_ + key.substr(key_.size()) : key) + " must be " + must + ", got " + shown(got);
         if (wrong_kind) throw type_error(msg);
         throw std::invalid_argument(msg);
     }
@@ -307,19 +310,36 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
     return best;
 }
 
-Options read_options(const json::Value& object, const std::string& where, const std::vector<std::string>& extra_keys) {
+Options read_options(const json::Value& object, const std::string& where, const std::vector<std::string>& extra_keys,
+                     const std::vector<OptionAlias>& aliases) {
     const Reader read(where);
     if (!object.is_object()) read.fail("the options", "an object of named settings", object, true);
+    std::vector<std::string> known = extra_keys;
+    for (const OptionAlias& a : aliases) {
+        if (!contains(preset_setting_names(), a.setting))
+            throw std::logic_error("read_options: alias " + a.alias + " of " + a.setting + ", which is not a preset setting");
+        known.push_back(a.alias);
+    }
     for (const auto& m : object.members())
-        if (!contains(option_names(), m.first) && !contains(extra_keys, m.first)) read.unknown_key(m.first, extra_keys);
+        if (!contains(option_names(), m.first) && !contains(known, m.first)) read.unknown_key(m.first, known);
 
     Options o;
     if (const json::Value* s = object.find("semantics")) o.semantics = read.choice("semantics", *s);
     const json::Value& fallback = preset(o.semantics);
     for (const std::string& key : preset_setting_names()) {
         const json::Value* given = object.find(key);
+        std::string shown = key;  // the name the object gives it under
+        for (const OptionAlias& a : aliases) {
+            const json::Value* other = a.setting == key ? object.find(a.alias) : nullptr;
+            if (!other) continue;
+            if (given)
+                throw std::invalid_argument((where.empty() ? "" : where + ": ") + a.alias + " and " + shown +
+                                            ": give one of them (both are names of " + key + ")");
+            given = other;
+            shown = a.alias;
+        }
         if (given) o.explicit_settings.push_back(key);
-        read.preset_setting(key, given ? *given : *fallback.find(key), o);
+        Reader(where, key, shown).preset_setting(key, given ? *given : *fallback.find(key), o);
     }
     for (const std::string& key : kModelOptions)
         if (const json::Value* v = object.find(key)) read.model_option(key, *v, o);
