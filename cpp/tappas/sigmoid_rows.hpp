@@ -1,4 +1,5 @@
-// The logistic function over a row of floats, in plain loops the compiler vectorizes (SSE2, NEON):
+// The logistic function over a row of floats, in plain loops the compiler vectorizes (SSE2, AVX2 and
+// AVX-512F clones on x86-64, NEON):
 // exp by Cephes' expf reduction and polynomial (relative error about 1e-7), no libm call per value.
 // Segmentation masks are sigmoid values of every prototype cell a box covers: tens of thousands a
 // frame, where a call to expf each would cost more than the decode that made the logits.
