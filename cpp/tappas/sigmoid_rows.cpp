@@ -7,7 +7,18 @@
 // On x86-64 with glibc the loop is also compiled for AVX2 and AVX-512F, and the loader picks the
 // widest the CPU has, once (an ifunc). The lanes compute exactly what the scalar loop does (no FMA
 // contraction), so every clone gives the same bits. 20 masks of yolov8n-seg: 130 -> 66-72 us.
-#if defined(__x86_64__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
+// Not under ThreadSanitizer: the ifunc resolver runs while the library is relocated, before TSan's
+// runtime is up, and crashes there.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HAILO_DECODE_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define HAILO_DECODE_NO_CLONES 1
+#endif
+#if defined(__x86_64__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(HAILO_DECODE_NO_CLONES)
 #define HAILO_DECODE_SIGMOID_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HAILO_DECODE_SIGMOID_CLONES
