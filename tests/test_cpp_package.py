@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,16 @@ def test_cmake_info_command_line(capsys):
         parser.parse_args(["--cmakedir"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == cmake_info.cmake_dir() + "\n"
+
+
+def test_the_documented_module_command_prints_only_the_path():
+    # docs/cpp.md: -Dhailo_decode_DIR="$(python -m hailo_decode.cmake_info)"; the package's import
+    # must not have imported the module first (runpy's RuntimeWarning on stderr, seen by every user).
+    for args, expected in (([], cmake_info.cmake_dir()), (["include"], cmake_info.include_dir())):
+        r = subprocess.run([sys.executable, "-W", "error", "-m", "hailo_decode.cmake_info", *args],
+                           capture_output=True, text=True)
+        assert (r.returncode, r.stdout, r.stderr) == (0, expected + "\n", "")
+    assert hd.cmake_dir() == cmake_info.cmake_dir()
 
 
 def test_a_package_without_its_cpp_side_says_where_it_looked(tmp_path, monkeypatch, capsys):
