@@ -547,6 +547,25 @@ def test_two_elements_in_threads_give_the_results_of_one(built, tmp_path):
     _run_host(built, None, None, extra=["--threads", "3", "--repeat", "2", "--quiet"])
 
 
+@pytest.mark.parametrize("demo, role, settings", [
+    ("pose_uint8.npz", "kpt", dict(task="pose")),
+    ("seg_uint8.npz", "mask", dict()),
+    ("obb_uint8.npz", "angle", dict(task="obb")),
+])
+def test_objects_a_callback_kept_outlive_the_element(built, tmp_path, demo, role, settings):
+    # hailofilter dlcloses the plugin when its element goes; objects kept past it (by a Python
+    # callback, a tracker) are read and released only after that (the host's --dlclose), and are
+    # still the same. The host also checks every object is of TAPPAS' class itself, not a subclass
+    # (TAPPAS' Python module would hand one over as a bare HailoObject).
+    outs, _, names = _demo(demo, role, proto=role == "mask")
+    desc = _write_frames(tmp_path, outs)
+    config = dict(labels=_labels(names), semantics="ultralytics", score_threshold=0.25, **settings)
+    frames, _ = _run_host(built, desc, config, tmp=tmp_path)
+    after, _ = _run_host(built, desc, config, extra=["--dlclose"], tmp=tmp_path)
+    assert after == frames
+    assert sum(len(_subs(d, t)) for f in frames for d in _detections(f)
+               for t in ("landmarks", "conf_class_mask", "user_meta")) >= 3
+
 # ---------------------------------------------------------------------------------------------
 # The example configs (examples/tappas), each on a model it fits
 # ---------------------------------------------------------------------------------------------

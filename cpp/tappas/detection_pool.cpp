@@ -8,8 +8,6 @@ namespace {
 constexpr size_t kMaxPooled = 4096;
 }  // namespace
 
-PooledDetection::PooledDetection() : HailoDetection(HailoBBox(0.0f, 0.0f, 0.0f, 0.0f), 0, std::string(), 0.0f) {}
-
 void DetectionPool::begin_frame() {
     next_ = 0;
     if (detections_.size() <= kMaxPooled) return;
@@ -19,6 +17,8 @@ void DetectionPool::begin_frame() {
     detections_.resize(kept);
 }
 
-void DetectionPool::grow() { detections_.push_back(std::make_shared<PooledDetection>()); }
+void DetectionPool::grow() {
+    detections_.push_back(std::make_shared<HailoDetection>(HailoBBox(0.0f, 0.0f, 0.0f, 0.0f), 0, std::string(), 0.0f));
+}
 
 }  // namespace hailo_decode::tappas

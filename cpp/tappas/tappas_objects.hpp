@@ -58,7 +58,7 @@ void pixel_box(const Detection& d, const Settings& settings, InputSize input, fl
 
 // A detection from the element's pool (detection_pool.hpp): label labels[class_id] ("" beyond them).
 // The reference is the pool's (see DetectionPool::take).
-inline const std::shared_ptr<PooledDetection>& make_detection(DetectionPool& pool, const NormBox& b, int class_id,
+inline const HailoDetectionPtr& make_detection(DetectionPool& pool, const NormBox& b, int class_id,
                                                               const std::vector<std::string>& labels,
                                                               float confidence) {
     static const std::string none;

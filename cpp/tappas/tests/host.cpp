@@ -7,7 +7,7 @@
 //
 //   hailo_decode_tappas_host --plugin libhailo_decode_tappas.so [--config FILE] [--function NAME]
 //       (--frames DESCRIPTION | --synthetic) [--scaling X Y W H] [--threads N] [--repeat R]
-//       [--bench N] [--quiet] [--abi]
+//       [--bench N] [--quiet] [--abi] [--dlclose]
 //
 // DESCRIPTION is a text file: "outputs N", then per output one line
 //   name height width features meta_type zp scale is_nms nms_classes nms_max_per_class bytes_per_frame data_file
@@ -17,6 +17,8 @@
 // output-format-type), then "frames F".
 // --threads N: N elements (N init()s of the one dlopen handle) run the frames at once, each in its
 // own thread; every element's objects must be the first's (exit 1 otherwise).
+// --dlclose: after free_resources the plugin is dlclosed (hailofilter's dispose), and only then are
+// the frames' objects read and released.
 // --bench N: per frame, filter() N times against the core's Decoder::decode alone on the same
 // tensors (Decoder::decode and nothing else, through the plugin's own code linked here), medians in
 // microseconds on stderr and as JSON on stdout.
@@ -35,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include "abi_line.hpp"
@@ -245,6 +248,18 @@ void put_bbox(std::ostringstream& out, const HailoBBox& b) {
 
 void put_object(std::ostringstream& out, const HailoObjectPtr& obj);
 
+// The object as TAPPAS' class T itself, never a subclass: TAPPAS' Python module hands a class it does
+// not know over as a bare HailoObject (no get_label(), ...), so a plugin's object of a subclass of
+// its own breaks hailo-apps' callbacks.
+template <class T>
+std::shared_ptr<T> exactly(const HailoObjectPtr& obj, const char* name) {
+    const HailoObject& o = *obj;
+    if (typeid(o) != typeid(T))
+        throw std::runtime_error(std::string("an object of type ") + typeid(o).name() + " where TAPPAS' Python module "
+                                 "knows only " + name + " itself");
+    return std::dynamic_pointer_cast<T>(obj);
+}
+
 void put_sub_objects(std::ostringstream& out, HailoROI& roi) {
     out << "\"objects\":[";
     bool first = true;
@@ -259,7 +274,7 @@ void put_sub_objects(std::ostringstream& out, HailoROI& roi) {
 void put_object(std::ostringstream& out, const HailoObjectPtr& obj) {
     switch (obj->get_type()) {
         case HAILO_DETECTION: {
-            auto d = std::dynamic_pointer_cast<HailoDetection>(obj);
+            auto d = exactly<HailoDetection>(obj, "HailoDetection");
             out << "{\"type\":\"detection\",\"bbox\":";
             put_bbox(out, d->get_bbox());
             out << ",\"class_id\":" << d->get_class_id() << ",\"label\":";
@@ -272,7 +287,7 @@ void put_object(std::ostringstream& out, const HailoObjectPtr& obj) {
             break;
         }
         case HAILO_LANDMARKS: {
-            auto l = std::dynamic_pointer_cast<HailoLandmarks>(obj);
+            auto l = exactly<HailoLandmarks>(obj, "HailoLandmarks");
             out << "{\"type\":\"landmarks\",\"name\":";
             put_string(out, l->get_landmarks_type());
             out << ",\"threshold\":";
@@ -299,7 +314,7 @@ void put_object(std::ostringstream& out, const HailoObjectPtr& obj) {
             break;
         }
         case HAILO_CONF_CLASS_MASK: {
-            auto m = std::dynamic_pointer_cast<HailoConfClassMask>(obj);
+            auto m = exactly<HailoConfClassMask>(obj, "HailoConfClassMask");
             out << "{\"type\":\"conf_class_mask\",\"width\":" << m->get_width() << ",\"height\":" << m->get_height()
                 << ",\"transparency\":";
             put_float(out, m->get_transparency());
@@ -314,7 +329,7 @@ void put_object(std::ostringstream& out, const HailoObjectPtr& obj) {
             break;
         }
         case HAILO_USER_META: {
-            auto u = std::dynamic_pointer_cast<HailoUserMeta>(obj);
+            auto u = exactly<HailoUserMeta>(obj, "HailoUserMeta");
             out << "{\"type\":\"user_meta\",\"int\":" << u->get_user_int() << ",\"string\":";
             put_string(out, u->get_user_string());
             out << ",\"float\":";
@@ -323,7 +338,7 @@ void put_object(std::ostringstream& out, const HailoObjectPtr& obj) {
             break;
         }
         case HAILO_CLASSIFICATION: {
-            auto c = std::dynamic_pointer_cast<HailoClassification>(obj);
+            auto c = exactly<HailoClassification>(obj, "HailoClassification");
             out << "{\"type\":\"classification\",\"classification_type\":";
             put_string(out, c->get_classification_type());
             out << ",\"label\":";
@@ -369,8 +384,9 @@ Plugin load(const std::string& path) {
 
 // One element's life: init, dlsym, every frame `repeat` times, free_resources. Returns the JSON of
 // the last pass.
+// With `kept`, the last pass's ROIs are kept there (not printed) for the caller.
 std::string run_element(const Plugin& plugin, const std::string& config, const std::string& function, const Frames& f,
-                        int repeat, const float* scaling) {
+                        int repeat, const float* scaling, std::vector<HailoROIPtr>* kept = nullptr) {
     void* params = plugin.init(config, function);
     auto fn = reinterpret_cast<FilterFn>(dlsym(plugin.handle, function.c_str()));
     if (!fn) {
@@ -380,9 +396,11 @@ std::string run_element(const Plugin& plugin, const std::string& config, const s
     std::string json;
     for (int r = 0; r < repeat; ++r) {
         json = "[";
+        if (kept) kept->clear();
         for (size_t i = 0; i < f.count; ++i) {
             HailoROIPtr roi = run_frame(f, i, fn, params, scaling);
-            json += (i ? "," : "") + frame_json(*roi);
+            if (kept) kept->push_back(roi);
+            else json += (i ? "," : "") + frame_json(*roi);
         }
         json += "]";
     }
@@ -463,7 +481,7 @@ void bench(const Plugin& plugin, const std::string& config, const std::string& f
 
 int main(int argc, char** argv) {
     std::string plugin_path, config = "NULL", function = "filter", frames_path;
-    bool synthetic = false, quiet = false, abi_only = false, scaled = false;
+    bool synthetic = false, quiet = false, abi_only = false, scaled = false, dlclose_first = false;
     int threads = 1, repeat = 1, bench_n = 0;
     float scaling[4] = {0, 0, 1, 1};
     for (int i = 1; i < argc; ++i) {
@@ -482,6 +500,7 @@ int main(int argc, char** argv) {
         else if (a == "--bench") bench_n = std::atoi(value("--bench").c_str());
         else if (a == "--quiet") quiet = true;
         else if (a == "--abi") abi_only = true;
+        else if (a == "--dlclose") dlclose_first = true;
         else if (a == "--scaling") {
             for (float& v : scaling) v = std::strtof(value("--scaling").c_str(), nullptr);
             scaled = true;
@@ -498,12 +517,23 @@ int main(int argc, char** argv) {
         if (!synthetic && frames_path.empty()) usage("give --frames DESCRIPTION or --synthetic");
         const Frames f = synthetic ? synthetic_frames() : read_description(frames_path);
         const float* scale = scaled ? scaling : nullptr;
+        const std::string abi = plugin.abi ? plugin.abi() : "";  // asked before any dlclose
         if (bench_n > 0) {
             bench(plugin, config, function, f, bench_n, scale);
             return 0;
         }
         std::vector<std::string> results(size_t(std::max(1, threads)));
-        if (threads <= 1) {
+        if (dlclose_first) {
+            // hailofilter's dispose: free_resources, then dlclose; the frames' objects are read
+            // (virtual calls) and released only after it, as by a callback that kept them.
+            std::vector<HailoROIPtr> kept;
+            run_element(plugin, config, function, f, repeat, scale, &kept);
+            if (dlclose(plugin.handle) != 0) throw std::runtime_error(std::string("dlclose: ") + dlerror());
+            results[0] = "[";
+            for (size_t i = 0; i < kept.size(); ++i) results[0] += (i ? "," : "") + frame_json(*kept[i]);
+            results[0] += "]";
+            kept.clear();
+        } else if (threads <= 1) {
             results[0] = run_element(plugin, config, function, f, repeat, scale);
         } else {
             std::vector<std::thread> pool;
@@ -525,7 +555,7 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "hailo_decode_tappas_host: element %zu's objects differ from element 0's\n", t);
                 return 1;
             }
-        if (!quiet) std::printf("{\"abi\":\"%s\",\"frames\":%s}\n", plugin.abi ? plugin.abi() : "", results[0].c_str());
+        if (!quiet) std::printf("{\"abi\":\"%s\",\"frames\":%s}\n", abi.c_str(), results[0].c_str());
         // The handle stays open, as GStreamer keeps its plugins loaded.
     } catch (const std::exception& e) {
         std::fprintf(stderr, "hailo_decode_tappas_host: %s\n", e.what());

@@ -2,6 +2,7 @@
 // as if new (its previous frame's sub-objects, scaling box and stream id gone).
 #include <cstdio>
 #include <memory>
+#include <typeinfo>
 #include <vector>
 
 #include "detection_pool.hpp"
@@ -55,6 +56,10 @@ int main() {
         check(s.xmin() == 0.0f && s.ymin() == 0.0f && s.width() == 1.0f && s.height() == 1.0f,
               "the default scaling box");
         check(third[i]->get_stream_id().empty(), "no stream id");
+    }
+    for (const auto& d : third) {
+        const HailoDetection& object = *d;
+        check(typeid(object) == typeid(HailoDetection), "a HailoDetection itself (TAPPAS' Python module knows no subclass)");
     }
     // More than the pool holds free: the rest are new.
     second.clear();
