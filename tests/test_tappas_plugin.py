@@ -446,6 +446,20 @@ def test_nms_counts_that_lie_differently_each_frame_are_named_once(built, tmp_pa
     assert "model/yolov8_nms_postprocess" in err and "class 0 has a box count of 7" in err
 
 
+def test_an_nms_box_that_is_not_finite_is_named_once_and_the_frame_gets_nothing(built, tmp_path):
+    flat = np.zeros((3, 2 * (1 + 5 * 2)), np.float32)
+    flat[:, 0] = 1
+    flat[:, 1:6] = [0.1, 0.1, 0.5, 0.5, 0.9]
+    flat[0, 3], flat[1, 5], flat[2, 2] = np.nan, np.inf, -np.inf  # y_max, score, x_min
+    good = np.zeros((1, flat.shape[1]), np.float32)
+    good[0, 0], good[0, 1:6] = 1, [0.1, 0.1, 0.5, 0.5, 0.9]
+    outs = [Out("model/yolov8_nms_postprocess", np.concatenate([flat, good]), "FLOAT32", nms=(2, 2))]
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), None)
+    assert [len(f["objects"]) for f in frames] == [0, 0, 0, 1]
+    assert len(err.splitlines()) == 1, err
+    assert "model/yolov8_nms_postprocess" in err and "class 0 has a box with a value that is not finite" in err
+
+
 def test_a_nan_in_float_outputs_is_named_once(built, tmp_path):
     """Found by tests/fuzz/test_fuzz_tappas.py: the core names the NaN's cell, which differs from
     frame to frame (FLOAT32 via output_format_type on UINT8 bytes, hailonet's pitfall the other

@@ -225,6 +225,10 @@ void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
             report_once(t->name() + ": an NMS output in an order other than HAILO_NMS_BY_CLASS; frames get nothing");
             return;
         }
+        if (t->data() == nullptr) {
+            report_once(t->name() + ": the NMS output has no data; frames get nothing");
+            return;
+        }
         try {
             read_nms_by_class(t->data(), m.nms_classes, m.nms_max_per_class, nms_records_);
         } catch (const std::exception& e) {

@@ -35,6 +35,13 @@ void read_nms_by_class(const uint8_t* data, uint32_t num_classes, uint32_t max_p
             r.x_max = float_at(data, at + 3);
             r.score = float_at(data, at + 4);
             r.class_index = int32_t(k);
+            // The op writes none; a buffer that is not what the metadata says can (hailooverlay and
+            // downstream code would get NaN boxes).
+            if (!(std::isfinite(r.y_min) && std::isfinite(r.x_min) && std::isfinite(r.y_max) && std::isfinite(r.x_max) &&
+                  std::isfinite(r.score))) {
+                out.resize(first);
+                throw std::invalid_argument("class " + std::to_string(k) + " has a box with a value that is not finite");
+            }
             out.push_back(r);
         }
     }

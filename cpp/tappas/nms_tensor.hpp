@@ -15,7 +15,8 @@ struct NmsRecord {
 
 // Appends the buffer's records to `out` in buffer order (by class, then as written). Throws
 // std::invalid_argument, having appended nothing, when a count is not a whole number in
-// [0, max_per_class] (libyolo_hailortpp_post.so throws for a count over max_per_class). Reads
+// [0, max_per_class] (libyolo_hailortpp_post.so throws for a count over max_per_class) or a box
+// holds a value that is not finite (the op writes none: the buffer is not what it says). Reads
 // `data` with memcpy: no alignment is assumed.
 void read_nms_by_class(const uint8_t* data, uint32_t num_classes, uint32_t max_per_class, std::vector<NmsRecord>& out);
 

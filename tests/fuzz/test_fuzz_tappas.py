@@ -12,7 +12,8 @@
   another's name), reshaped (0, 1, one more, 40000), another element type (AUTO, UINT8, UINT16,
   FLOAT32, a number no format has), quantization 0, negative, NaN, inf, 1e-45, 3.5e38, an NMS flag on
   a feature map, HAILO_NMS_BY_CLASS buffers whose counts lie (over max_bboxes_per_class, negative,
-  NaN, inf, fractional, differently in every frame) or whose NMS shape is not the one written;
+  NaN, inf, fractional, differently in every frame), hold a NaN or inf box value, or whose NMS shape
+  is not the one written;
   output_format_type FLOAT32 on UINT8 bytes; NaN and inf in float input.
 
 Every buffer the host gets holds the bytes its metadata (or output_format_type) declares, and more:
@@ -263,7 +264,7 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
 # ------------------------------------------------------------------------------------------------
 _TYPES = ["AUTO", "UINT8", "UINT16", "FLOAT32", "7"]
 _QUANT = [0.0, -0.0, -1.0, 1e-45, 1e-30, 255.5, 1e30, 3.5e38, float("nan"), float("inf"), float("-inf")]
-_COUNT_LIES = ["none", "over", "negative", "nan", "inf", "fraction", "huge", "random"]
+_COUNT_LIES = ["none", "over", "negative", "nan", "inf", "fraction", "huge", "random", "box"]  # box: a NaN/inf value
 
 
 def _tensor(name: str, shape: tuple) -> Dict[str, Any]:
@@ -337,13 +338,17 @@ def _nms_frame(rng: np.random.Generator, classes: int, mpc: int, lie: str, float
         if at >= floats:
             break
         n = int(rng.integers(0, min(mpc, 3) + 1)) if k < 6 else 0
+        if lie == "box" and k == 0:
+            n = max(n, min(mpc, 1))
         out[at] = n
         rec = rng.random((n, 5), dtype=np.float32)
         rec[:, 2:4] = np.maximum(rec[:, 2:4], rec[:, 0:2])
+        if lie == "box" and k == 0 and n:
+            rec[0, int(rng.integers(0, 5))] = [np.nan, np.inf, -np.inf][int(rng.integers(0, 3))]
         end = min(floats, at + 1 + 5 * n)
         out[at + 1:end] = rec.ravel()[:end - at - 1]
         at += 1 + 5 * n
-    if lie != "none" and classes:
+    if lie not in ("none", "box") and classes:
         k = int(rng.integers(0, classes))
         value = {"over": mpc + 1 + int(rng.integers(0, 1000)), "negative": -1 - float(rng.integers(0, 5)),
                  "nan": np.nan, "inf": np.inf, "fraction": 0.5 + float(rng.integers(0, 3)), "huge": 1e30,
@@ -461,6 +466,8 @@ def _check_objects(frames: List[dict], decoded: bool, finite_boxes: bool = True)
                 assert 0.0 <= d["confidence"] <= 1.0, d
                 # Anchor heads' boxes may be inf where exp(offset) overflows, as in HailoRT's op.
                 assert all(math.isfinite(v) for v in d["bbox"]) or not finite_boxes, d
+            else:  # an NMS op's records, as written; a non-finite one refuses its frame
+                assert all(math.isfinite(v) for v in d["bbox"]) and math.isfinite(d["confidence"]), d
             n += 1
     return n
 
