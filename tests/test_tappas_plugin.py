@@ -630,6 +630,16 @@ def test_build_command_user_errors_are_one_line(tmp_path, capsys):
     assert "hailo_objects.hpp" in capsys.readouterr().err
 
 
+def test_relative_header_folders_are_taken_from_the_working_directory(tmp_path, monkeypatch):
+    # CMake would read them relative to the plugin's sources (the first BENCHMARKS.md command failed so).
+    from hailo_decode.cli.tappas import _header_dirs
+    (tmp_path / "tappas").mkdir()
+    (tmp_path / "tappas" / "hailo_objects.hpp").write_text("")
+    (tmp_path / "hailort").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert _header_dirs("tappas;./hailort") == [str(tmp_path.resolve() / "tappas"), str(tmp_path.resolve() / "hailort")]
+
+
 def test_the_wheel_carries_the_plugin_sources():
     from hailo_decode.cli.tappas import plugin_sources
     shipped = plugin_sources()

@@ -100,6 +100,8 @@ def _header_dirs(include: Optional[str]) -> List[str]:
     for d in dirs:
         if not Path(d).is_dir():
             raise TappasBuildError(f"header folder {d} does not exist")
+    # Absolute: CMake would take a relative folder as relative to the plugin's sources, not to here.
+    dirs = [str(Path(d).resolve()) for d in dirs]
     if not any((Path(d) / "hailo_objects.hpp").is_file() for d in dirs):
         raise TappasBuildError(f"no hailo_objects.hpp (TAPPAS) in {';'.join(dirs)}: give the TAPPAS header folder too")
     return dirs
