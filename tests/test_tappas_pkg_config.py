@@ -72,14 +72,18 @@ def test_the_build_command_finds_the_headers_with_pkg_config(built, pc_env, tmp_
     assert plugin.read_bytes() == built.plugin.read_bytes()
 
 
-def test_cmake_finds_the_headers_with_pkg_config(built, pc_env, tmp_path):
+def _configure_plugin(build: Path, pkg_config: Path) -> subprocess.CompletedProcess:
+    """CMake on the plugin's sources as the wheel carries them, no HAILO_DECODE_TAPPAS_INCLUDE."""
     from hailo_decode import cmake_info
     from hailo_decode.cli.tappas import _cmake, plugin_sources
-    r = subprocess.run(
-        [_cmake(), "-S", str(plugin_sources()), "-B", str(tmp_path / "build"),
-         f"-Dhailo_decode_DIR={cmake_info.cmake_dir()}", "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
-         f"-DPKG_CONFIG_EXECUTABLE={pc_env}"],
+    return subprocess.run(
+        [_cmake(), "-S", str(plugin_sources()), "-B", str(build), f"-Dhailo_decode_DIR={cmake_info.cmake_dir()}",
+         "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF", f"-DPKG_CONFIG_EXECUTABLE={pkg_config}"],
         capture_output=True, text=True, env=host_env())
+
+
+def test_cmake_finds_the_headers_with_pkg_config(built, pc_env, tmp_path):
+    r = _configure_plugin(tmp_path / "build", pc_env)
     assert r.returncode == 0, r.stdout + r.stderr
     expected = (f"ABI line {ABI[built.line]}, headers from pkg-config hailo-tappas-core {VERSION[built.line]}: "
                 f"{SHARED / built.line / 'tappas'};{SHARED / built.line / 'hailort'}")
@@ -90,17 +94,11 @@ def test_cmake_finds_the_headers_with_pkg_config(built, pc_env, tmp_path):
 
 
 def test_without_hailo_tappas_core_both_say_what_to_install(built, pc_env, tmp_path, monkeypatch, capsys):
-    from hailo_decode import cmake_info
     from hailo_decode.cli import main
-    from hailo_decode.cli.tappas import _cmake, plugin_sources
     monkeypatch.setenv("PKG_CONFIG_LIBDIR", str(tmp_path))  # no .pc here
     assert main(["tappas", "build", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pkg-config does not know hailo-tappas-core" in err and "--include" in err
-    r = subprocess.run(
-        [_cmake(), "-S", str(plugin_sources()), "-B", str(tmp_path / "build"),
-         f"-Dhailo_decode_DIR={cmake_info.cmake_dir()}", "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
-         f"-DPKG_CONFIG_EXECUTABLE={pc_env}"],
-        capture_output=True, text=True, env=host_env())
+    r = _configure_plugin(tmp_path / "build", pc_env)
     assert r.returncode != 0
     assert "TAPPAS headers not found: install Hailo's hailo-tappas-core" in r.stderr

@@ -580,6 +580,7 @@ def test_objects_a_callback_kept_outlive_the_element(built, tmp_path, demo, role
     assert sum(len(_subs(d, t)) for f in frames for d in _detections(f)
                for t in ("landmarks", "conf_class_mask", "user_meta")) >= 3
 
+
 # ---------------------------------------------------------------------------------------------
 # The example configs (examples/tappas), each on a model it fits
 # ---------------------------------------------------------------------------------------------

@@ -48,8 +48,7 @@ public:
     // A detection no one else holds, reset to these values (a new one when every pooled one is
     // in use). The reference is the pool's own and lasts until the next take(): copy it. Inline: it
     // runs once a detection, where a call costs as much as the work.
-    const HailoDetectionPtr& take(const HailoBBox& bbox, int class_id, const std::string& label,
-                                                 float confidence) {
+    const HailoDetectionPtr& take(const HailoBBox& bbox, int class_id, const std::string& label, float confidence) {
         while (next_ < detections_.size() && detections_[next_].use_count() != 1) ++next_;
         if (next_ == detections_.size()) grow();
         const HailoDetectionPtr& d = detections_[next_++];

@@ -59,8 +59,7 @@ void pixel_box(const Detection& d, const Settings& settings, InputSize input, fl
 // A detection from the element's pool (detection_pool.hpp): label labels[class_id] ("" beyond them).
 // The reference is the pool's (see DetectionPool::take).
 inline const HailoDetectionPtr& make_detection(DetectionPool& pool, const NormBox& b, int class_id,
-                                                              const std::vector<std::string>& labels,
-                                                              float confidence) {
+                                               const std::vector<std::string>& labels, float confidence) {
     static const std::string none;
     const std::string& label = class_id >= 0 && size_t(class_id) < labels.size() ? labels[size_t(class_id)] : none;
     return pool.take(HailoBBox(b.xmin, b.ymin, b.xmax - b.xmin, b.ymax - b.ymin), class_id, label,

@@ -23,6 +23,7 @@ def cmake_dir() -> str:
     from .cmake_info import cmake_dir as installed_cmake_dir
     return installed_cmake_dir()
 
+
 __all__ = [
     "BOX_FORMATS",
     "SEMANTICS",
