@@ -182,8 +182,15 @@ py::array render_proto(U8 signs, I32 win, I64 offsets, F32 boxes, py::tuple grid
 
 py::tuple packed(const ByteMaskPacked& r) { return py::make_tuple(r.detections, r.bytes, r.truncated); }
 
+ByteMaskLayout layout_of(int layout) {
+    const ByteMaskLayout l = ByteMaskLayout(layout);
+    byte_mask_record_bytes(l);  // throws (ValueError) for an unknown layout
+    return l;
+}
+
 py::tuple pack_logits(F32 boxes, F32 crops, F32 scores, I32 classes, I32 win, I64 offsets, F32 logits, py::tuple grid,
-                      py::array out) {
+                      py::array out, int layout_code) {
+    const ByteMaskLayout layout = layout_of(layout_code);
     check_detection_arrays(boxes, scores, classes);
     if (crops.ndim() != 2 || crops.shape(1) != 4 || crops.shape(0) != boxes.shape(0))
         throw py::value_error("crops must be (n, 4) xyxy input pixels, one per box");
@@ -197,13 +204,14 @@ py::tuple pack_logits(F32 boxes, F32 crops, F32 scores, I32 classes, I32 win, I6
     {
         py::gil_scoped_release release;
         r = pack_byte_mask(boxes.data(), crops.data(), scores.data(), classes.data(), w.size(), w.data(), logits.data(), g,
-                           dst, size);
+                           dst, size, layout);
     }
     return packed(r);
 }
 
 py::tuple pack_masks(F32 boxes, F32 scores, I32 classes, py::array_t<uint8_t, py::array::c_style | py::array::forcecast> masks,
-                     py::array out) {
+                     py::array out, int layout_code) {
+    const ByteMaskLayout layout = layout_of(layout_code);
     check_detection_arrays(boxes, scores, classes);
     if (masks.ndim() != 3 || masks.shape(0) != boxes.shape(0))
         throw py::value_error("masks must be (n, H, W), one per detection");
@@ -214,7 +222,7 @@ py::tuple pack_masks(F32 boxes, F32 scores, I32 classes, py::array_t<uint8_t, py
     {
         py::gil_scoped_release release;
         r = pack_byte_mask_from_masks(boxes.data(), scores.data(), classes.data(), size_t(boxes.shape(0)), masks.data(), H, W,
-                                      dst, size);
+                                      dst, size, layout);
     }
     return packed(r);
 }
@@ -263,12 +271,18 @@ void bind_masks(py::module_& m) {
           "Ultralytics' process_mask_native (retina_masks) sampling to an original (height, width) letterboxed into the input.");
     m.def("pack_byte_mask", &pack_logits, py::arg("boxes_yxyx"), py::arg("crops"), py::arg("scores"),
           py::arg("class_ids"), py::arg("windows"), py::arg("offsets"), py::arg("logits"), py::arg("grid"), py::arg("out"),
-          "HAILO_NMS_WITH_BYTE_MASK from window logits, each mask cropped with crops (n, 4) xyxy input pixels (the "
+          py::arg("layout") = 0,
+          "HAILO_NMS_WITH_BYTE_MASK (layout 0: 38-byte records, HailoRT < 5.2; 1: 46-byte, 5.2+) from window logits, each mask cropped with crops (n, 4) xyxy input pixels (the "
           "boxes the masks are cropped with); returns (detections, bytes, truncated).");
     m.def("pack_byte_mask_from_masks", &pack_masks, py::arg("boxes_yxyx"), py::arg("scores"), py::arg("class_ids"),
-          py::arg("masks"), py::arg("out"), "HAILO_NMS_WITH_BYTE_MASK from (n, H, W) masks; returns (detections, bytes, truncated).");
-    m.def("byte_mask_frame_bytes", &byte_mask_frame_bytes, py::arg("max_total"), py::arg("mask_budget"));
+          py::arg("masks"), py::arg("out"), py::arg("layout") = 0,
+          "HAILO_NMS_WITH_BYTE_MASK (layout 0: 38-byte records, HailoRT < 5.2; 1: 46-byte, 5.2+) from (n, H, W) masks; "
+          "returns (detections, bytes, truncated).");
+    m.def("byte_mask_frame_bytes", [](size_t max_total, size_t mask_budget, int layout) {
+        return byte_mask_frame_bytes(max_total, mask_budget, layout_of(layout));
+    }, py::arg("max_total"), py::arg("mask_budget"), py::arg("layout") = 0);
     m.attr("BYTE_MASK_RECORD_BYTES") = kByteMaskRecordBytes;
+    m.attr("BYTE_MASK_RECORD_BYTES_52") = kByteMaskRecordBytes52;
 }
 
 }  // namespace hailo_decode_bindings

@@ -18,7 +18,8 @@ inline uint32_t to_u32(float v) {
 
 template <typename Fill>
 ByteMaskPacked pack(const float* boxes, const float* scores, const int32_t* class_ids, size_t count, int H, int W,
-                    uint8_t* out, size_t out_bytes, Fill fill) {
+                    uint8_t* out, size_t out_bytes, ByteMaskLayout layout, Fill fill) {
+    const size_t record = byte_mask_record_bytes(layout);
     if (out_bytes < 2) throw std::invalid_argument("HAILO_NMS_WITH_BYTE_MASK buffer too small: " + std::to_string(out_bytes) + " bytes");
     for (size_t i = 0; i < count; ++i)
         if (class_ids[i] < 0 || class_ids[i] > 65535)
@@ -29,7 +30,7 @@ ByteMaskPacked pack(const float* boxes, const float* scores, const int32_t* clas
         const float* b = boxes + 4 * i;
         const ByteMaskCrop crop = byte_mask_crop(b[0], b[1], b[2], b[3], H, W);
         const uint64_t mask_size = uint64_t(crop.width) * crop.height;
-        if (mask_size >= out_bytes || offset + kByteMaskRecordBytes + mask_size >= out_bytes) {
+        if (mask_size >= out_bytes || offset + record + mask_size >= out_bytes) {
             r.truncated = true;
             break;
         }
@@ -40,7 +41,12 @@ ByteMaskPacked pack(const float* boxes, const float* scores, const int32_t* clas
         std::memcpy(rec + 20, &cls, 2);
         std::memcpy(rec + 22, &mask_size, 8);
         std::memset(rec + 30, 0, 8);
-        offset += kByteMaskRecordBytes;
+        if (layout == ByteMaskLayout::HailoRT52) {
+            // 5.2's copy_detection_to_result_buffer: mask_offset = buffer_offset + detection_size.
+            const uint64_t mask_offset = uint64_t(offset + record);
+            std::memcpy(rec + 38, &mask_offset, 8);
+        }
+        offset += record;
         fill(i, crop, out + offset);
         offset += size_t(mask_size);
         ++r.detections;
@@ -53,11 +59,21 @@ ByteMaskPacked pack(const float* boxes, const float* scores, const int32_t* clas
 
 }  // namespace
 
-size_t byte_mask_frame_bytes(size_t max_total, size_t mask_budget) {
+size_t byte_mask_record_bytes(ByteMaskLayout layout) {
+    switch (layout) {
+        case ByteMaskLayout::HailoRT423: return kByteMaskRecordBytes;
+        case ByteMaskLayout::HailoRT52: return kByteMaskRecordBytes52;
+    }
+    throw std::invalid_argument("unknown HAILO_NMS_WITH_BYTE_MASK layout " + std::to_string(int(layout)) +
+                                " (0: HailoRT before 5.2, 38-byte records; 1: 5.2+, 46-byte records)");
+}
+
+size_t byte_mask_frame_bytes(size_t max_total, size_t mask_budget, ByteMaskLayout layout) {
+    const size_t record = byte_mask_record_bytes(layout);
     const size_t max = std::numeric_limits<size_t>::max();
-    if (max_total > (max - 2) / kByteMaskRecordBytes || mask_budget > max - 2 - kByteMaskRecordBytes * max_total)
+    if (max_total > (max - 2) / record || mask_budget > max - 2 - record * max_total)
         throw std::invalid_argument("HAILO_NMS_WITH_BYTE_MASK size overflows");
-    return 2 + kByteMaskRecordBytes * max_total + mask_budget;
+    return 2 + record * max_total + mask_budget;
 }
 
 ByteMaskCrop byte_mask_crop(float y_min, float x_min, float y_max, float x_max, int H, int W) {
@@ -72,10 +88,10 @@ ByteMaskCrop byte_mask_crop(float y_min, float x_min, float y_max, float x_max, 
 
 ByteMaskPacked pack_byte_mask(const float* boxes, const float* crops, const float* scores, const int32_t* class_ids,
                               size_t count, const MaskWindow* windows, const float* logits, const MaskGrid& g,
-                              uint8_t* out, size_t out_bytes) {
+                              uint8_t* out, size_t out_bytes, ByteMaskLayout layout) {
     MaskScratch scratch;
     const MaskSampling to_input = sampling_to_input(g);
-    return pack(boxes, scores, class_ids, count, g.image_height, g.image_width, out, out_bytes,
+    return pack(boxes, scores, class_ids, count, g.image_height, g.image_width, out, out_bytes, layout,
                 [&](size_t i, const ByteMaskCrop& crop, uint8_t* dst) {
                     const float* px = crops + 4 * i;  // the pixel box the masks are cropped with
                     if (crop.width == 0 || crop.height == 0) return;
@@ -93,8 +109,8 @@ ByteMaskPacked pack_byte_mask(const float* boxes, const float* crops, const floa
 
 ByteMaskPacked pack_byte_mask_from_masks(const float* boxes, const float* scores, const int32_t* class_ids,
                                          size_t count, const uint8_t* masks, int H, int W, uint8_t* out,
-                                         size_t out_bytes) {
-    return pack(boxes, scores, class_ids, count, H, W, out, out_bytes,
+                                         size_t out_bytes, ByteMaskLayout layout) {
+    return pack(boxes, scores, class_ids, count, H, W, out, out_bytes, layout,
                 [&](size_t i, const ByteMaskCrop& crop, uint8_t* dst) {
                     const uint8_t* m = masks + i * size_t(H) * size_t(W);
                     for (uint32_t r = 0; r < crop.height; ++r) {

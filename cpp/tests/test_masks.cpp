@@ -621,6 +621,41 @@ static void test_decoder_masks() {
     CHECK(threw);
 }
 
+// HailoRT 5.2's 46-byte records (hailort.h at v5.2.0, hailo_detection_with_byte_mask_t: a size_t
+// mask_offset after the pointer; yolov5_seg_post_process.cpp sets it to the byte after the record):
+// the 4.23 frame of the same detections with each record's 8 bytes inserted, by hand.
+static void test_pack_byte_mask_52() {
+    const int H = 20, W = 30;
+    const float boxes[8] = {0.25f, 0.1f, 0.6f, 0.5f, 0.05f, 0.3f, 0.5f, 0.9f};
+    const float scores[2] = {0.9f, 0.4f};
+    const int32_t classes[2] = {3, 7};
+    std::vector<uint8_t> masks(2 * H * W);
+    for (size_t i = 0; i < masks.size(); ++i) masks[i] = uint8_t((i * 5) % 3 == 0);
+    std::vector<uint8_t> old(4000, 0), now(4000, 0);
+    const ByteMaskPacked a = pack_byte_mask_from_masks(boxes, scores, classes, 2, masks.data(), H, W, old.data(), old.size());
+    const ByteMaskPacked b = pack_byte_mask_from_masks(boxes, scores, classes, 2, masks.data(), H, W, now.data(), now.size(),
+                                                       ByteMaskLayout::HailoRT52);
+    CHECK(a.detections == 2 && b.detections == 2 && b.bytes == a.bytes + 2 * 8);
+    std::vector<uint8_t> want(old.begin(), old.begin() + 2);
+    size_t off = 2;
+    for (int i = 0; i < 2; ++i) {
+        uint64_t size;
+        std::memcpy(&size, old.data() + off + 22, 8);
+        want.insert(want.end(), old.begin() + long(off), old.begin() + long(off + 38));
+        const uint64_t mask_offset = uint64_t(want.size() + 8);
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(&mask_offset);
+        want.insert(want.end(), p, p + 8);
+        want.insert(want.end(), old.begin() + long(off + 38), old.begin() + long(off + 38 + size));
+        off += 38 + size;
+    }
+    CHECK(want.size() == b.bytes && std::equal(want.begin(), want.end(), now.begin()));
+    CHECK(byte_mask_record_bytes(ByteMaskLayout::HailoRT52) == 46 && byte_mask_record_bytes(ByteMaskLayout::HailoRT423) == 38);
+    CHECK(byte_mask_frame_bytes(100, 2 * 640 * 640, ByteMaskLayout::HailoRT52) == 2 + 4600 + 819200);
+    bool threw = false;
+    try { byte_mask_record_bytes(ByteMaskLayout(7)); } catch (const std::invalid_argument&) { threw = true; }
+    CHECK(threw);
+}
+
 // HAILO_NMS_WITH_BYTE_MASK: the bytes laid out as the header describes, read back by hand.
 static void test_pack_byte_mask() {
     const int H = 20, W = 30;
@@ -823,6 +858,7 @@ int main() {
     test_window_logits();
     test_decoder_masks();
     test_pack_byte_mask();
+    test_pack_byte_mask_52();
     test_native_sampling();
     test_pack_byte_mask_uses_the_pixel_crop();
     return report();
