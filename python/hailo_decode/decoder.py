@@ -10,7 +10,7 @@ import numpy as np
 from . import _core
 from .config import DecoderConfig, OutputInfo
 from .detections import NMS_FORMATS, Detections, MaskLogits, hailo_max_per_class, hailo_nms_buffer_size
-from .formats import by_score
+from .formats import by_score, byte_mask
 from .diagnostics import diagnose_outputs
 from .outputs import check_array_dtype
 
@@ -185,7 +185,8 @@ class Decoder:
                                    mask_logits=MaskLogits(f[3], f[4], f[5], self._mask_grid, f[6]))
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
-                            max_bboxes_total: Optional[int] = None) -> np.ndarray:
+                            max_bboxes_total: Optional[int] = None, mask_budget: Optional[int] = None,
+                            hailort_version: str = "4.23") -> np.ndarray:
         """Decode straight into one of HailoRT's NMS output layouts, written into `out` when given.
 
         format="by_class": the flat HAILO_NMS_BY_CLASS float32 buffer, shape (size,) for one
@@ -194,10 +195,18 @@ class Decoder:
         ((N, bytes) for a batch): every survivor of NMS (HailoRT applies no per-class cap to this
         form, so neither does this, whatever the config's max_per_class) in HailoRT's order, the
         first max_bboxes_total of them (default: num_classes x max_per_class, HailoRT's); where
-        HailoRT 4.23 writes one record past its frame, this stays inside."""
+        HailoRT 4.23 writes one record past its frame, this stays inside.
+        format="byte_mask" (a -seg model): the HAILO_NMS_WITH_BYTE_MASK uint8 frame of
+        2 + record * max_bboxes_total + mask_budget bytes ((N, bytes) for a batch; defaults: every
+        detection, HailoRT's 2 * H * W), records of HailoRT `hailort_version` ("4.23": 38 bytes,
+        every version before 5.2; "5.2": 46 bytes, 5.2.0+)."""
         dtype: np.dtype
-        if format not in NMS_FORMATS[:2]:
-            raise ValueError(f"format must be 'by_class' or 'by_score', got {format!r}")
+        if format not in NMS_FORMATS[:2] and format != "byte_mask":
+            raise ValueError(f"format must be 'by_class', 'by_score' or 'byte_mask', got {format!r}")
+        if format == "byte_mask":
+            return self._decode_to_byte_mask(raw, out, max_bboxes_total, mask_budget, hailort_version)
+        if mask_budget is not None or hailort_version != "4.23":
+            raise TypeError("mask_budget and hailort_version apply to format='byte_mask' only")
         cfg = self.config
         mpc = hailo_max_per_class(cfg.max_per_class)
         if format == "by_score":
@@ -227,6 +236,31 @@ class Decoder:
             else:
                 d.to_hailo_nms_buffer(flat[i * size:(i + 1) * size], max_per_class=mpc)
         flat[len(frames) * size:] = 0
+        return out
+
+    def _decode_to_byte_mask(self, raw: Frames, out: Optional[np.ndarray], max_total: Optional[int],
+                             mask_budget: Optional[int], hailort_version: str) -> np.ndarray:
+        layout = byte_mask.byte_mask_layout(hailort_version)
+        dets = self.decode(raw)
+        frames = [dets] if isinstance(dets, Detections) else dets
+        if self.config.image_size is None or not all(d.has_masks for d in frames):
+            raise ValueError("format='byte_mask' needs a segmentation config (proto=...) with an image_size")
+        h, w = self.config.image_size
+        total = max(len(d) for d in frames) if max_total is None else max_total
+        size = byte_mask.byte_mask_frame_size(total, 2 * h * w if mask_budget is None else mask_budget,
+                                              hailort_version=layout)
+        shape: Tuple[int, ...] = (size,) if isinstance(dets, Detections) else (len(frames), size)
+        if out is None:
+            out = np.zeros(shape, dtype=np.uint8)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous uint8 ndarray for format='byte_mask'")
+        elif out.size < int(np.prod(shape)):
+            raise ValueError(f"out holds {out.size} bytes, {len(frames)} frame(s) of HAILO_NMS_WITH_BYTE_MASK need "
+                             f"{int(np.prod(shape))}")
+        flat = out.reshape(-1)
+        flat[:] = 0
+        for i, d in enumerate(frames):
+            d.to_hailo_byte_mask(flat[i * size:(i + 1) * size], hailort_version=layout)
         return out
 
     # -- HailoRT integration: the work lives in hailo_decode.hailort (which imports hailo_platform lazily) --

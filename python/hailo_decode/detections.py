@@ -199,16 +199,20 @@ class Detections:
         return masks
 
     def to_hailo_byte_mask(self, out: Optional[np.ndarray] = None, *, max_total: Optional[int] = None,
-                           mask_budget: Optional[int] = None) -> np.ndarray:
+                           mask_budget: Optional[int] = None, hailort_version: str = "4.23") -> np.ndarray:
         """HailoRT's HAILO_NMS_WITH_BYTE_MASK frame (hailo_decode.formats.byte_mask): written into
-        `out` (uint8) or a new buffer of 2 + 38 * max_total + mask_budget bytes (defaults: every
-        detection, HailoRT's 2 * H * W), zero-filled; detections that do not fit are left out."""
+        `out` (uint8) or a new buffer of 2 + record * max_total + mask_budget bytes (defaults: every
+        detection, HailoRT's 2 * H * W), zero-filled; detections that do not fit are left out.
+        hailort_version: whose records ("X.Y" or "X.Y.Z"): 38 bytes before HailoRT 5.2 (the
+        default, "4.23"), 46 from 5.2.0 (a mask_offset field added)."""
         if self.image_size is None or not self.has_masks:
             raise ValueError("HAILO_NMS_WITH_BYTE_MASK needs masks and the input size")
+        layout = _byte_mask.byte_mask_layout(hailort_version)
         h, w = self.image_size
         if out is None:
             out = np.zeros(_byte_mask.byte_mask_frame_size(len(self) if max_total is None else max_total,
-                                                           2 * h * w if mask_budget is None else mask_budget), np.uint8)
+                                                           2 * h * w if mask_budget is None else mask_budget,
+                                                           hailort_version=layout), np.uint8)
         elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
             raise TypeError("out must be a C-contiguous uint8 ndarray")
         boxes = np.ascontiguousarray(self.boxes_as("yxyx_normalized"), dtype=np.float32)
@@ -217,13 +221,13 @@ class Detections:
             # Cropped with the pixel boxes `masks` uses, not boxes * size: x / W * W need not be x in float32.
             crops = np.ascontiguousarray(self.boxes_as("xyxy_pixels"), dtype=np.float32)
             _core.pack_byte_mask(boxes, crops, self.scores, self.class_ids, ml.windows, ml.offsets, ml.logits, ml.grid,
-                                 out)
+                                 out, _byte_mask.LAYOUTS[layout][1])
         else:
             masks = self.masks
             assert masks is not None
             if masks.shape[1:] != (h, w):
                 raise ValueError(f"masks are {masks.shape[1:]}, HAILO_NMS_WITH_BYTE_MASK holds them at the input size {(h, w)}")
-            _byte_mask.write_byte_mask(boxes, self.scores, self.class_ids, masks, out)
+            _byte_mask.write_byte_mask(boxes, self.scores, self.class_ids, masks, out, hailort_version=layout)
         return out
 
     def __len__(self) -> int:
@@ -508,7 +512,8 @@ def _count(value: Any, what: str, low: int = 0) -> Optional[int]:
 def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Optional[int] = None,  # noqa: A002
                      max_per_class: Optional[int] = None, max_bboxes_total: Optional[int] = None,
                      image_size: Optional[Tuple[int, int]] = None, box_format: str = "yxyx_normalized",
-                     semantics: str = "hailort", **nms_settings: Any) -> Union[Detections, List[Detections]]:
+                     semantics: str = "hailort", hailort_version: Optional[str] = None, crop_opt: bool = False,
+                     **nms_settings: Any) -> Union[Detections, List[Detections]]:
     """HailoRT's own NMS output -> the same Detections the raw path gives.
 
     format="by_class" (HAILO_NMS_BY_CLASS, HailoRT's default), for one frame: the pyhailort list
@@ -524,6 +529,9 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
 
     format="byte_mask" (HAILO_NMS_WITH_BYTE_MASK, YOLOv5-seg HEFs): one frame's bytes (a 2-D uint8
     array: a batch); needs image_size (the input's (height, width)); the Detections have masks.
+    hailort_version ("X.Y" or "X.Y.Z"): the HailoRT that wrote it, 38-byte records before 5.2,
+    46-byte ones from 5.2.0; None reads both and refuses a frame both read differently.
+    crop_opt=True: masks cropped as HailoRT 5.x crops them under HAILORT_YOLOV5_SEG_PP_CROP_OPT=1.
 
     format="bbox_only" (the yolov8_bbox_only op): the float32 (1, proposals, 4 + classes) output
     ((N, 1, proposals, 4 + classes) for a batch; flat needs num_classes). HailoRT ran no NMS on it;
@@ -545,7 +553,10 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     if format == "byte_mask":
         if nms_settings or semantics != "hailort":
             raise TypeError("NMS settings apply to format=\"bbox_only\" only: HailoRT already ran NMS on a byte_mask output")
-        return _byte_mask_frames(output, num_classes, image_size, box_format)
+        return _byte_mask_frames(output, num_classes, image_size, box_format, hailort_version, crop_opt)
+    if hailort_version is not None or crop_opt:
+        raise TypeError("hailort_version and crop_opt apply to format=\"byte_mask\" only (the other forms' bytes are "
+                        "the same in every HailoRT version)")
     if nms_settings or semantics != "hailort":
         raise TypeError(f"NMS settings ({sorted(nms_settings) or 'semantics'}) apply to format=\"bbox_only\" only: "
                         f"HailoRT already ran NMS on a {format} output")
@@ -555,13 +566,16 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
 
 
 def _byte_mask_frames(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]],
-                      box_format: str) -> Union[Detections, List[Detections]]:
+                      box_format: str, hailort_version: Optional[str] = None,
+                      crop_opt: bool = False) -> Union[Detections, List[Detections]]:
     if image_size is None:
         raise ValueError("HAILO_NMS_WITH_BYTE_MASK needs image_size=(height, width) of the network input")
     a = np.asarray(output)
     if a.ndim == 2 and a.dtype == np.uint8:
-        return [cast(Detections, _byte_mask_frames(f, num_classes, image_size, box_format)) for f in a]
-    boxes, scores, classes, masks = _byte_mask.read_byte_mask(a, image_size)
+        return [cast(Detections, _byte_mask_frames(f, num_classes, image_size, box_format, hailort_version, crop_opt))
+                for f in a]
+    boxes, scores, classes, masks = _byte_mask.read_byte_mask(a, image_size, hailort_version=hailort_version,
+                                                              crop_opt=crop_opt)
     if num_classes is not None and len(classes) and classes.max() >= num_classes:
         raise ValueError(f"HAILO_NMS_WITH_BYTE_MASK buffer has class id {classes.max()}, num_classes is {num_classes}")
     det = Detections(boxes, scores, classes, box_format="yxyx_normalized", image_size=image_size,
