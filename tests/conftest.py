@@ -17,6 +17,7 @@ from tappas.plugin_host import LINES as TAPPAS_LINES, Built, build as build_tapp
 
 HEAD_KEYS = (("box_8", "cls_8", 8), ("box_16", "cls_16", 16), ("box_32", "cls_32", 32))
 FAKE_ROOT = TESTS / "fake_hailo_platform"
+FAKE_ROOT_52 = TESTS / "fake_hailo_platform_52"
 
 
 def _drop_hailo_platform(monkeypatch):
@@ -24,19 +25,35 @@ def _drop_hailo_platform(monkeypatch):
         monkeypatch.delitem(sys.modules, name)
 
 
-@pytest.fixture
-def hp(monkeypatch):
-    """The hailo_platform test double (tests/fake_hailo_platform), importable for this test only."""
+def _use_double(monkeypatch, root):
     _drop_hailo_platform(monkeypatch)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
+    monkeypatch.syspath_prepend(str(root))
     import hailo_platform
-    assert Path(hailo_platform.__file__).resolve().is_relative_to(FAKE_ROOT)
+    assert Path(hailo_platform.__file__).resolve().is_relative_to(root)
     from hailo_platform import _fake_device
     _fake_device.clear()
     yield hailo_platform
     _fake_device.clear()
     for name in [m for m in sys.modules if m == "hailo_platform" or m.startswith("hailo_platform.")]:
         del sys.modules[name]
+
+
+@pytest.fixture
+def hp(monkeypatch):
+    """The hailo_platform test double (tests/fake_hailo_platform, HailoRT 4.23), for this test only."""
+    yield from _use_double(monkeypatch, FAKE_ROOT)
+
+
+@pytest.fixture
+def hp52(monkeypatch):
+    """The HailoRT 5.2 double (tests/fake_hailo_platform_52), for this test only."""
+    yield from _use_double(monkeypatch, FAKE_ROOT_52)
+
+
+@pytest.fixture(params=["4.23", "5.2"])
+def hp_any(request, monkeypatch):
+    """Each double in turn: the test runs under HailoRT 4.23's and 5.2's pyhailort."""
+    yield from _use_double(monkeypatch, FAKE_ROOT if request.param == "4.23" else FAKE_ROOT_52)
 
 
 @pytest.fixture(scope="session")

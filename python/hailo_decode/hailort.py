@@ -37,9 +37,12 @@ decoder whose box_format / image_size you want).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import math
+import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
@@ -86,6 +89,31 @@ def _require_hailort(what: str) -> Any:
             f"with --system-site-packages). hailo_decode's Decoder itself does not need HailoRT: build a "
             f"DecoderConfig from OutputInfo(...) and pass arrays."
         ) from e
+
+
+_PP_ENV = "HAILO_DISABLE_PP"
+
+
+def _pyhailort_version(hp: Any = None) -> Tuple[int, int, int]:
+    """The installed pyhailort's version as (major, minor, patch): hailo_platform.__version__, which
+    the real package's __init__ sets and checks against _pyhailort.__version__ (4.x and 5.x)."""
+    hp = hp if hp is not None else sys.modules.get("hailo_platform")
+    text = getattr(hp, "__version__", None)
+    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", str(text)) if text is not None else None
+    if m is None:
+        raise ValueError(f"hailo_platform.__version__ is {text!r}, not a HailoRT version \"X.Y.Z\": which HailoRT's "
+                         f"behaviour applies (4.x or 5.x) cannot be told")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def _pp_disabled(version: Tuple[int, int, int]) -> bool:
+    """HAILO_DISABLE_PP as HailoRT 5.x reads it (common/utils.hpp, IS_PP_DISABLED and
+    is_env_variable_on: set, and its value starts with "1"); HailoRT 4.x does not read it."""
+    return version >= (5, 0, 0) and os.environ.get(_PP_ENV, "")[:1] == "1"
+
+
+def _version_text(version: Tuple[int, int, int]) -> str:
+    return ".".join(str(v) for v in version)
 
 
 def _hef_module() -> Any:
@@ -357,7 +385,11 @@ def _hailort_version() -> str:
 def _per_feature_from_hef(hef_mod: Any, path: str, network_name: Optional[str],
                           names: List[str]) -> Dict[str, List[Tuple[float, float]]]:
     """Per-channel (zp, scale) of the named outputs, read from the HEF with hailo_decode.hef, as
-    float32 (HailoRT's hailo_quant_info_t holds float32)."""
+    float32 (HailoRT's hailo_quant_info_t holds float32). An empty qp_zps or qp_scales list: from
+    HailoRT 5.0.0 the scalar qp_zp / qp_scale for every channel (hef.cpp at v5.2.0,
+    HefUtils::fill_layer_info, is_qp_zps_empty); HailoRT 4.x refuses such a HEF (the same
+    function at v4.23.0 requires one value per channel: "Invalid quantization infos vector")."""
+    version = _pyhailort_version()
     info = hef_mod.read_hef(path)
     group = None if network_name is None else network_name.split("/")[0]
     try:
@@ -372,15 +404,17 @@ def _per_feature_from_hef(hef_mod: Any, path: str, network_name: Optional[str],
             raise ValueError(f"output {name!r} reports per-feature quantization (an all-zero quant_info) but the "
                              f"HEF {path} has no output of that name; its outputs are "
                              f"{[o.name for o in ng.outputs]}") from None
-        zps = layer.zp if isinstance(layer.zp, tuple) else None
-        scales = layer.scale if isinstance(layer.scale, tuple) else None
+        zps = tuple(layer.qp_zps) if layer.qp_zps else None
+        scales = tuple(layer.qp_scales) if layer.qp_scales else None
         c = layer.shape[2]
-        if zps is None and scales is None:
-            raise ValueError(f"output {name!r}: HailoRT reports an all-zero quant_info, but the HEF {path} has no "
-                             f"per-feature values for it either (qp_zp {layer.zp}, qp_scale {layer.scale}); "
-                             f"request FLOAT32 outputs to let HailoRT dequantize it")
-        zps = zps or (layer.zp,) * c
-        scales = scales or (layer.scale,) * c
+        if (zps is None or scales is None) and version < (5, 0, 0):
+            empty = " and ".join(w for w, v in (("qp_zps", zps), ("qp_scales", scales)) if v is None)
+            raise ValueError(f"output {name!r}: the HEF {path} is per-feature quantized but its {empty} list is empty; "
+                             f"HailoRT {_version_text(version)} refuses such a HEF (hef.cpp, HefUtils::fill_layer_info: "
+                             f"\"Invalid quantization infos vector in HEF!\"), HailoRT 5.0.0+ uses the scalar "
+                             f"qp_zp/qp_scale for every channel")
+        zps = zps or (layer.qp_zp,) * c
+        scales = scales or (layer.qp_scale,) * c
         if len(zps) != c or len(scales) != c:
             raise ValueError(f"output {name!r}: the HEF {path} has {len(zps)} zero points and {len(scales)} scales "
                              f"for {c} channels")
@@ -439,8 +473,12 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
     settings: anything DecoderConfig takes (semantics, class_activation, score_threshold,
     image_size, classes, ...).
     """
-    _require_hailort("config_from_hailo")
+    hp = _require_hailort("config_from_hailo")
     hef_mod = _hef_module()
+    version = _pyhailort_version(hp)
+    if _pp_disabled(version):
+        return _config_pp_disabled(obj, _kind(obj), version, hef_mod, hef_path, nms_json, network_name, output_names,
+                                   output_params, format_type, dict(settings))
 
     def from_hef(path: str) -> DecoderConfig:
         group = None if network_name is None else network_name.split("/")[0]
@@ -471,6 +509,104 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
             return from_hef(path)
         where = "" if hef_mod is None else " (no HEF path is known: pass hef_path=)"
         raise ValueError(f"{e}{where}") from None
+
+
+# -- HAILO_DISABLE_PP (HailoRT 5.x) -------------------------------------------------------------------
+
+def _live_outputs(obj: Any, kind: str, network_name: Optional[str]) -> List[Tuple[str, str, str, Tuple[int, ...]]]:
+    """(name, order, type, shape) of every output as the object reports it."""
+    if kind == "configured_infer_model":
+        obj, kind = _infer_model_of(obj), "infer_model"
+    out = []
+    if kind == "infer_model":
+        for name in obj.output_names:
+            st = obj.output(name)
+            out.append((name, _order_name(st.format.order), _type_name(st.format.type), tuple(int(v) for v in st.shape)))
+        return out
+    infos = obj.get_output_vstream_infos(network_name) if network_name else obj.get_output_vstream_infos()
+    return [(i.name, _order_name(i.format.order), _type_name(i.format.type), tuple(int(v) for v in i.shape))
+            for i in infos]
+
+
+def _match_renamed(live_names: List[str], layer_names: List[str], path: str) -> Dict[str, str]:
+    """HEF edge-layer name -> the name HailoRT reports for it under HAILO_DISABLE_PP: an output
+    layer "<name>_<index>" is renamed to the longest output name it starts with (hef.cpp at v5.2.0,
+    HefUtils::fill_layer_info, IS_PP_DISABLED); the same rule, from the reported names."""
+    mapping: Dict[str, str] = {}
+    for layer in layer_names:
+        best = max((n for n in live_names if layer.startswith(n)), key=len, default=None)
+        if best is not None:
+            if best in mapping.values():
+                other = next(k for k, v in mapping.items() if v == best)
+                raise ValueError(f"HAILO_DISABLE_PP: the HEF {path}'s output layers {other!r} and {layer!r} would both be "
+                                 f"reported as {best!r}; which one HailoRT hands out cannot be told")
+            mapping[layer] = best
+    missing = [n for n in live_names if n not in mapping.values()]
+    if missing:
+        raise ValueError(f"HAILO_DISABLE_PP: outputs {missing} match no output layer of the HEF {path} "
+                         f"(its outputs: {sorted(layer_names)}): is it the HEF this model was created from?")
+    return mapping
+
+
+def _renamed_head(head: Any, mapping: Mapping[str, str]) -> Any:
+    changes = {f.name: mapping[v] for f in dataclasses.fields(head)
+               if isinstance(v := getattr(head, f.name), str) and v in mapping and mapping[v] != v}
+    return dataclasses.replace(head, **changes) if changes else head
+
+
+def _config_pp_disabled(obj: Any, kind: str, version: Tuple[int, int, int], hef_mod: Any, hef_path: Optional[str],
+                        nms_json: Any, network_name: Optional[str], output_names: Optional[Iterable[str]],
+                        output_params: Any, format_type: Any, settings: Dict[str, Any]) -> DecoderConfig:
+    """HailoRT 5.x with HAILO_DISABLE_PP=1: every output is a device buffer. The object reports its
+    device order and padded (hw) shape as the output's shape (hef.cpp at v5.2.0,
+    fill_layer_info_with_base_info: layer_info.shape = hw_shape; layer_info.hpp,
+    get_vstream_info_from_layer_info_impl: the device order), the pipeline takes the stream's
+    format whatever set_format_* asked (async_pipeline_builder.cpp, expand_auto_output_formats), the
+    post-process ops are gone and outputs are renamed. The logical shapes and the quantization are
+    only in the HEF file: read with hailo_decode.hef, matched by name, checked against the object."""
+    where = f"{_PP_ENV}={os.environ.get(_PP_ENV)!r} (HailoRT {_version_text(version)})"
+    path = hef_path or _hef_path_of(obj, kind)
+    if hef_mod is None or not path or not callable(getattr(hef_mod, "read_hef", None)):
+        raise ValueError(f"{where}: HailoRT hands out raw device buffers whose logical shapes and quantization only "
+                         f"the HEF file holds (the object reports the padded device shapes), and "
+                         + ("hailo_decode.hef is not installed" if hef_mod is None else
+                            "this object does not know its HEF file: pass hef_path="))
+    if output_params is not None or format_type is not None:
+        raise TypeError(f"{where}: output_params / format_type do nothing, HailoRT delivers every output in its "
+                        f"device format (async_pipeline_builder.cpp, expand_auto_output_formats)")
+    group = None if network_name is None else network_name.split("/")[0]
+    ng = hef_mod.read_hef(path).network_group(group)
+    live = _live_outputs(obj, kind, network_name)
+    mapping = _match_renamed([n for n, *_ in live], [o.name for o in ng.outputs], path)
+    by_live = {v: ng.output(k) for k, v in mapping.items()}
+    for name, order, ftype, shape in live:
+        layer = by_live[name]
+        if order != layer.device_order or shape != tuple(layer.hw_shape):
+            raise ValueError(f"{where}: output {name!r} is reported as {order} {shape}, the HEF {path}'s layer "
+                             f"{layer.name!r} is {layer.device_order} with hw shape {tuple(layer.hw_shape)}: not the "
+                             f"HEF of this model, or not HailoRT's HAILO_DISABLE_PP reporting")
+        if ftype not in ("AUTO", (layer.dtype or "").upper()):
+            raise ValueError(f"{where}: output {name!r} is set to {ftype}, but HailoRT ignores set_format_type under "
+                             f"HAILO_DISABLE_PP and delivers the device's {layer.dtype} (async_pipeline_builder.cpp, "
+                             f"expand_auto_output_formats): leave the format type AUTO")
+    if nms_json is not None:
+        wanted = [k for k, v in mapping.items() if output_names is None or v in set(output_names)]
+        infos = [dataclasses.replace(o, name=mapping[o.name])
+                 for o in hef_mod.decoder_outputs(ng, wanted, device_buffers=True)]
+        return DecoderConfig.from_nms_json(nms_json, infos, **settings)
+    cfg = hef_mod.config_from_hef(path, group, device_buffers=True, **settings)
+    if any(mapping.get(o.name, o.name) != o.name for o in cfg.outputs):
+        changes: Dict[str, Any] = dict(outputs=[dataclasses.replace(o, name=mapping.get(o.name, o.name))
+                                                for o in cfg.outputs],
+                                       heads=[_renamed_head(h, mapping) for h in cfg.heads])
+        if cfg.proto is not None:
+            changes["proto"] = mapping.get(cfg.proto, cfg.proto)
+        cfg = cfg.replace(**changes)
+    if output_names is not None:
+        unknown = sorted(set(output_names) - {o.name for o in cfg.outputs})
+        if unknown:
+            raise ValueError(f"output_names {unknown} are not outputs of this config: {[o.name for o in cfg.outputs]}")
+    return cfg
 
 
 def _config_from_object(obj: Any, kind: str, nms_json: Any, output_params: Optional[Mapping[str, Any]],
@@ -610,7 +746,7 @@ class HailoBindings:
 
     def __init__(self, configured_infer_model: Any, bindings: Any, buffers: Dict[str, np.ndarray],
                  decoder: Optional[Decoder], frames: Dict[str, np.ndarray],
-                 nms: Optional[Tuple[str, Optional[int], Optional[int]]], batch_size: Optional[int]) -> None:
+                 nms: Optional[Tuple[str, Optional[int], Optional[int], str]], batch_size: Optional[int]) -> None:
         self.configured_infer_model = configured_infer_model
         self.bindings = bindings
         self.buffers = buffers
@@ -653,8 +789,14 @@ class HailoBindings:
         Detections, or a list of them with batch_size."""
         if self._nms is None:
             return self.decoder(self._frames)  # type: ignore[misc]
-        name, classes, max_per_class = self._nms
+        name, classes, max_per_class, form = self._nms
         buf = self.buffers[name]
+        if form == "by_score":  # the buffer's bytes, whatever dtype HailoRT was asked for
+            frames = buf.reshape(len(buf), -1) if self.batch_size is not None else buf.reshape(-1)
+            cfg = self.decoder.config if self.decoder is not None else None
+            return decode_hailo_nms(frames.view(np.uint8), format="by_score", num_classes=classes,
+                                    image_size=cfg.image_size if cfg else None,
+                                    box_format=cfg.box_format if cfg else "yxyx_normalized")
         if classes is None:  # the count is unknown: let pyhailort parse its own buffer
             parsed = [b.output(name).get_buffer() for b in self.bindings_list]
             output: Any = parsed if self.batch_size is not None else parsed[0]
@@ -679,7 +821,7 @@ def _async_queue_size(cim: Any) -> Optional[int]:
     return size
 
 
-def _model_outputs(model: Any) -> Dict[str, Tuple[Tuple[int, ...], np.dtype, str, Any]]:
+def _model_outputs(model: Any, version: Tuple[int, int, int]) -> Dict[str, Tuple[Tuple[int, ...], np.dtype, str, Any]]:
     out = {}
     for name in model.output_names:
         s = model.output(name)
@@ -687,7 +829,17 @@ def _model_outputs(model: Any) -> Dict[str, Tuple[Tuple[int, ...], np.dtype, str
         ftype, order = _type_name(fmt.type), _order_name(fmt.order)
         if ftype not in _DTYPE_OF_TYPE:
             raise ValueError(f"model output {name!r}: format type {ftype} is not UINT8/UINT16/FLOAT32")
-        out[name] = (tuple(int(v) for v in s.shape), np.dtype(_DTYPE_OF_TYPE[ftype]), order, s)
+        try:
+            shape = tuple(int(v) for v in s.shape)
+        except Exception as e:  # noqa: BLE001 - pyhailort's own exception type is not importable here
+            if order != "HAILO_NMS_BY_SCORE":
+                raise
+            # pyhailort before 5.x has no buffer shape for BY_SCORE (bindings_common.hpp,
+            # get_pybind_shape: "not supported in python API"); 5.2 gives its bytes.
+            raise ValueError(f"model output {name!r} is HAILO_NMS_BY_SCORE, which pyhailort "
+                             f"{_version_text(version)} cannot hand out ({e}); use HAILO_NMS_BY_CLASS (the "
+                             f"default) or HailoRT 5.x") from None
+        out[name] = (shape, np.dtype(_DTYPE_OF_TYPE[ftype]), order, s)
     return out
 
 
@@ -733,7 +885,7 @@ def make_bindings(decoder: Optional[Decoder], configured_infer_model: Any, *, in
     model with HailoRT's own NMS: decoder may be None, decode() gives Detections via
     decode_hailo_nms.
     """
-    _require_hailort("make_bindings")
+    version = _pyhailort_version(_require_hailort("make_bindings"))
     if decoder is not None and not isinstance(decoder, Decoder):
         raise TypeError(f"decoder must be a hailo_decode.Decoder or None, got {type(decoder).__name__}")
     if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) < 1):
@@ -742,23 +894,41 @@ def make_bindings(decoder: Optional[Decoder], configured_infer_model: Any, *, in
     cfg = decoder.config if decoder is not None else None
 
     specs: Dict[str, Tuple[Tuple[int, ...], np.dtype]] = {}
-    nms: Optional[Tuple[str, Optional[int], Optional[int]]] = None
+    nms: Optional[Tuple[str, Optional[int], Optional[int], str]] = None
     if model is not None:
-        outputs = _model_outputs(model)
+        outputs = _model_outputs(model, version)
         nms_names = [n for n, (_, _, order, s) in outputs.items() if _is_nms_order(order) or getattr(s, "is_nms", False)]
         for n, (shape, dtype, _, _) in outputs.items():
             specs[n] = (shape, dtype)
         raw_wanted = list(cfg.output_names) if cfg is not None else []
         missing = [n for n in raw_wanted if n not in outputs]
         if cfg is not None and not missing:
+            pp = _pp_disabled(version)
             for o in cfg.outputs:
+                if pp and specs[o.name][1] != np.dtype(o.dtype):
+                    raise ValueError(f"output {o.name!r}: the model reports {specs[o.name][1].name}, but under "
+                                     f"{_PP_ENV}=1 HailoRT {_version_text(version)} ignores set_format_type and "
+                                     f"delivers the device's {o.dtype} (async_pipeline_builder.cpp, "
+                                     f"expand_auto_output_formats): leave the format type AUTO")
                 _check_against_config(o, *specs[o.name])
+        elif len(nms_names) == 1 and cfg is not None:
+            # HailoRT ran its own NMS op (the HEF's thresholds): the decoder's settings would never
+            # apply, so this is refused rather than done quietly.
+            hint = (f"set {_PP_ENV}=1 before creating the VDevice (HailoRT 5.x) to get the raw outputs"
+                    if version >= (5, 0, 0) else "compile the HEF without the NMS op to get the raw outputs")
+            raise ValueError(f"the decoder's outputs {missing} are not outputs of this model: its only output is "
+                             f"{nms_names[0]!r}, HailoRT's own NMS op (run with the HEF's thresholds, not the "
+                             f"decoder's). Pass decoder=None to take HailoRT's detections as they are, or {hint}")
         elif len(nms_names) == 1:
-            order = outputs[nms_names[0]][2]
-            if order not in _NMS_BY_CLASS:
-                raise ValueError(f"output {nms_names[0]!r} delivers {order}; only HAILO_NMS_BY_CLASS is supported")
-            classes, max_per_class = _nms_shape_from_hef(model, nms_names[0])
-            nms = (nms_names[0], classes, max_per_class)
+            name = nms_names[0]
+            order, dtype = outputs[name][2], outputs[name][1]
+            # HAILO_NMS_BY_SCORE: read as bytes whatever the type (HailoRT 5.1.1+ configures it
+            # only as UINT8: nms_post_process.cpp at v5.2.0, NmsOpMetadata::validate_format_type).
+            if order != "HAILO_NMS_BY_SCORE" and order not in _NMS_BY_CLASS:
+                raise ValueError(f"output {name!r} delivers {order}; HAILO_NMS_BY_CLASS and HAILO_NMS_BY_SCORE are "
+                                 f"supported")
+            classes, max_per_class = _nms_shape_from_hef(model, name)
+            nms = (name, classes, max_per_class, "by_score" if order == "HAILO_NMS_BY_SCORE" else "by_class")
         elif cfg is None:
             raise ValueError(f"outputs {sorted(outputs)} are raw outputs: pass a Decoder")
         else:

@@ -58,6 +58,8 @@ class FakeOutput:
     scale: Union[float, Sequence[float]] = 1.0
     padded_shape: Optional[Tuple[int, int, int]] = None
     device_order: Optional[str] = None
+    layer_name: Optional[str] = None      # the HEF's edge-layer name when HailoRT 5.x renames it (HAILO_DISABLE_PP)
+    per_feature: Optional[bool] = None    # True with scalar zp/scale: a per-feature HEF whose lists are empty
 
     def __post_init__(self) -> None:
         """Double only: validates the description."""
@@ -71,8 +73,9 @@ class FakeOutput:
 
     @property
     def per_channel(self) -> bool:
-        """Double only: whether the layer is quantized per feature."""
-        return np.ndim(self.zp) > 0 or np.ndim(self.scale) > 0
+        """Double only: whether the layer is quantized per feature (lists, or per_feature=True: a
+        per-feature HEF whose qp_zps/qp_scales lists are empty, which only HailoRT 5.x loads)."""
+        return bool(self.per_feature) or np.ndim(self.zp) > 0 or np.ndim(self.scale) > 0
 
     def quant_infos(self) -> List[_c.QuantInfo]:
         """Double only: the stream's quant infos (OutputStream::get_quant_infos), one per channel for
@@ -129,9 +132,11 @@ class FakeModel:
 
     def __init__(self, name: str, outputs: Sequence[FakeOutput], *, frames: Frames = (),
                  nms: Optional[FakeNms] = None, input_shape: Tuple[int, int, int] = (640, 640, 3),
-                 async_queue_size: int = DEFAULT_ASYNC_QUEUE_SIZE) -> None:
-        """Double only: see the class."""
+                 async_queue_size: int = DEFAULT_ASYNC_QUEUE_SIZE, hailo10h: bool = False) -> None:
+        """Double only: see the class. hailo10h: a Hailo-10H behind HailoRT 5.x's HRPC client (only
+        the 5.2 double reads it)."""
         self.name = name
+        self.hailo10h = bool(hailo10h)
         self.network_name = f"{name}/{name}"  # HailoRTDefaults::get_network_name
         self.outputs = list(outputs)
         self.nms = nms
@@ -176,7 +181,9 @@ class FakeModel:
                 raise ValueError(f"frame for NMS output {self.nms.name!r} must be {self.nms.flat_size} float32 "
                                  f"(HAILO_NMS_BY_CLASS), got {a.dtype} {a.shape}")
             out[self.nms.name] = a.reshape(-1)
-            return out
+            # The raw layers' frames, when given, too: what HailoRT 5.x hands out under HAILO_DISABLE_PP.
+            if not all(o.name in frame for o in self.outputs):
+                return out
         for o in self.outputs:
             a = np.asarray(frame[o.name])
             if a.dtype != np.dtype(o.dtype) or a.shape != o.shape:

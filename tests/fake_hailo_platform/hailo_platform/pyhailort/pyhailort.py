@@ -595,7 +595,8 @@ class HailoRTTransformUtils(object):
 
 
 def _empty_bbox(dtype, quant_info):
-    """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::InferVStreams._get_quantized_empty_bbox"""
+    """HailoRT 4.23: bindings/python/platform/hailo_platform/pyhailort/pyhailort.py::OutputLayerUtils.__init__
+    (its _quantized_empty_bbox)."""
     empty = numpy.asarray([0] * BBOX_PARAMS, dtype=dtype)
     if empty.dtype == numpy.float32:
         HailoRTTransformUtils.dequantize_output_buffer_in_place(empty, empty.dtype, BBOX_PARAMS, quant_info)
