@@ -9,9 +9,21 @@
     make_bindings(decoder, configured_infer_model) -> HailoBindings
         allocates every output array once, binds it, and decodes from it in place after each run.
 
-Written against pyhailort 4.23 (Hailo-8/8L/8R, hailo-ai/hailort branch hailo8) and checked against
-5.x (Hailo-10/15, branch master), whose InferModel / ConfiguredInferModel API is the same. What
-HailoRT gives and does not give (read in the 4.23 and 5.1 sources):
+Every adapter reads the installed pyhailort's version (hailo_platform.__version__) and does what
+that version's source does (read at tags v4.23.0 and v5.2.0; InferModel / ConfiguredInferModel
+are the same API in both). Where 5.x differs:
+
+- HAILO_DISABLE_PP (5.x only; common/utils.hpp IS_PP_DISABLED: set and starting with "1"): the
+  post-process ops are dropped, every output is a device buffer reported with its device order and
+  padded (hw) shape as the shape, renamed from "<name>_<index>", in the stream's format whatever
+  set_format_* asked (hef.cpp, layer_info.hpp, async_pipeline_builder.cpp at v5.2.0).
+  config_from_hailo then takes the logical shapes and quantization from the HEF file and checks
+  them against the object (_config_pp_disabled); without the file it refuses.
+- per-feature quantization with empty qp_zps / qp_scales lists: the scalars per channel from
+  5.0.0 (hef.cpp, fill_layer_info); HailoRT 4.x refuses such a HEF.
+- HAILO_NMS_BY_SCORE: UINT8 only from 5.1.1 (HailoRT refuses FLOAT32 at configure); pyhailort 4.x
+  gives it no buffer shape.
+What HailoRT gives and does not give:
 
 - quantization: every vstream info and InferModel.output(name).quant_infos carry ONE quant_info
   (libhailort/src/net_flow/pipeline/infer_model.cpp, InferStream::Impl::get_quant_infos, "TODO:
@@ -23,9 +35,14 @@ HailoRT gives and does not give (read in the 4.23 and 5.1 sources):
   one that does not fit in get_async_queue_size() with HAILO_QUEUE_IS_FULL, after which the model
   is shut down (async_infer_runner.cpp, AsyncInferRunnerImpl::run; infer_model.cpp,
   ConfiguredInferModel::run_async). HailoBindings.run pushes at most that many at a time.
+  On a Hailo-10H the queue is the server's (configured_infer_model_hrpc_client.cpp): the client's
+  wait_for_async_ready counts frames in flight, the server refuses one that does not fit, and a
+  failed run_async shuts the client's model down; HailoBindings.run works the same on both.
 - Hailo-10H (5.x), which HailoRT drives through its HRPC client: VDevice.configure is
   HAILO_NOT_IMPLEMENTED (src/vdevice/vdevice_hrpc_client.cpp, VDeviceHrpcClient::configure), so
-  there are no network groups or vstreams: use the InferModel path.
+  there are no network groups or vstreams (no decode_vstreams): use the InferModel path.
+- make_bindings with a Decoder whose outputs the model lacks, when its only output is HailoRT's
+  NMS op, refuses (the decoder's thresholds would never apply); decoder=None takes HailoRT's.
 
 `hailo_platform` is imported only inside these functions: `import hailo_decode` (and this module)
 works without HailoRT, and the adapters raise an ImportError that says what is missing.
