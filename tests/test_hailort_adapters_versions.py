@@ -332,3 +332,22 @@ def test_by_score_dtype_per_version(hp_any, tmp_path):
     assert d.class_ids.tolist() == [0, 1]
     np.testing.assert_array_equal(d.scores, np.float32([0.9, 0.6]))
     np.testing.assert_array_equal(d.boxes, np.float32([[0.1, 0.2, 0.3, 0.4], [0.5, 0.5, 0.7, 0.8]]))
+
+
+def test_disable_pp_decode_vstreams(hp52, tmp_path, monkeypatch):
+    """A 5.x device with configure() (not a Hailo-10H) under HAILO_DISABLE_PP: the output vstreams
+    hand out device buffers shaped as the hw shape; decode_vstreams reads them as such."""
+    monkeypatch.setenv("HAILO_DISABLE_PP", "1")
+    path = _hef(tmp_path, renamed=False)
+    _, frames, ng = _model(hp52, path)
+    hef = hp52.HEF(path)
+    vdevice = hp52.VDevice()
+    network_group = vdevice.configure(hef)[0]
+    in_params = hp52.InputVStreamParams.make(network_group, format_type=hp52.FormatType.UINT8)
+    out_params = hp52.OutputVStreamParams.make(network_group)
+    decoder = hd.Decoder(hailort.config_from_hailo(network_group, hef_path=path, **SIGMOID))
+    want = _host_reference(path, frames, ng, **SIGMOID)
+    with hp52.InputVStreams(network_group, in_params) as ins, hp52.OutputVStreams(network_group, out_params) as outs:
+        for k in range(2):
+            ins.get().send(np.zeros((1, SIZE, SIZE, 3), np.uint8))
+            assert_equivalent_detections(hailort.decode_vstreams(decoder, outs), want[k])

@@ -693,10 +693,15 @@ def _vstream_order(v: Any) -> str:
 
 def _to_frame_shape(o: OutputInfo, a: np.ndarray) -> np.ndarray:
     """pyhailort hands NCHW outputs out with an (H, W, C)-shaped array filled channel-first:
-    view it as (C, H, W). Everything else passes through unchanged (the Decoder checks it)."""
+    view it as (C, H, W); a device buffer shaped as its hw shape is viewed flat. Everything else
+    passes through unchanged (the Decoder checks it)."""
     if o.order == "NCHW" and not o.device and a.shape[-3:] == o.shape and o.shape != o.frame_shapes[0]:
         h, w, c = o.shape
         return a.reshape(a.shape[:-3] + (c, h, w))
+    if o.device and a.shape[-3:] == o.memory_shape and a.shape[-3:] not in o.frame_shapes:
+        # A device buffer shaped (Hp, Wp, Cp) whatever its order (HAILO_DISABLE_PP vstreams report
+        # the hw shape): its bytes are the device layout, read flat.
+        return a.reshape(a.shape[:-3] + (-1,))
     return a
 
 
