@@ -186,8 +186,9 @@ def run_seg_spec(spec: Dict[str, Any]) -> str:
         need = sum(w * h for _, _, w, h in (byte_mask.mask_crop(b, (H, W)) for b in d.boxes_as("yxyx_normalized")))
         if need > 50_000_000:  # boxes far larger than the image: keep the case small
             continue
-        buf = d.to_hailo_byte_mask(mask_budget=need + 16)
-        back = hd.decode_hailo_nms(buf, format="byte_mask", image_size=(H, W))
+        version = ("4.23", "5.2")[len(d) % 2]  # both record layouts (HailoRT 5.2's: 46 bytes)
+        buf = d.to_hailo_byte_mask(mask_budget=need + 16, hailort_version=version)
+        back = hd.decode_hailo_nms(buf, format="byte_mask", image_size=(H, W), hailort_version=version)
         if len(back) != len(d) or (len(d) and not np.array_equal(back.masks, back.masks & m)):
             raise HarnessFailure("HAILO_NMS_WITH_BYTE_MASK round trip added pixels or lost detections")
     # Every SIMD path and a decode of copies give the same masks.
@@ -219,20 +220,32 @@ def byte_mask_specs(draw) -> Dict[str, Any]:
                 count_delta=draw(st.sampled_from([0, 0, 1, -1, 60000])), cut=draw(st.sampled_from([None, 0, 1, 2, 37, -1])),
                 image=draw(st.sampled_from([(8, 8), (1, 1), (20, 30), (0, 5)])),
                 dtype=draw(st.sampled_from(["uint8", "uint8", "int8", "float32", "list"])),
-                nc=draw(st.sampled_from([None, 1, 70000])))
+                nc=draw(st.sampled_from([None, 1, 70000])),
+                # HailoRT 5.2's 46-byte records (a mask_offset, off by offset_delta), and the reader's
+                # hailort_version / crop_opt (issue 36)
+                layout=draw(st.sampled_from(["4.23", "5.2"])),
+                offset_delta=draw(st.sampled_from([0, 0, 0, 1, -1, 2**63])),
+                version=draw(st.sampled_from([None, None, "4.23", "5.2", "5.2.0", "5", "bogus"])),
+                crop_opt=draw(st.booleans()))
 
 
 def run_byte_mask_spec(spec: Dict[str, Any]) -> str:
     rng = np.random.default_rng(spec["seed"])
     H, W = spec["image"]
     parts = [struct.pack("<H", max(0, min(65535, len(spec["recs"]) + spec["count_delta"])))]
+    pos = 2
     for r in spec["recs"]:
         with np.errstate(all="ignore"):
-            x0, y0, w, h = (byte_mask.mask_crop(np.array(r["box"], np.float32), (max(H, 1), max(W, 1)))
+            x0, y0, w, h = (byte_mask.mask_crop(np.array(r["box"], np.float32), (max(H, 1), max(W, 1)),
+                                                crop_opt=spec.get("crop_opt", False))
                             if all(np.isfinite(r["box"])) and max(abs(v) for v in r["box"]) < 1e6 else (0, 0, 1, 1))
         size = max(0, min(w * h, 10**6) + r["size_delta"])
-        parts.append(struct.pack("<fffffHQQ", *r["box"][:4], r["score"], r["cls"], min(size, 2**64 - 1), 0))
-        parts.append(rng.integers(0, 3, min(size, 4096)).astype(np.uint8).tobytes())
+        rec = struct.pack("<fffffHQQ", *r["box"][:4], r["score"], r["cls"], min(size, 2**64 - 1), 0)
+        if spec.get("layout") == "5.2":
+            rec += struct.pack("<Q", (pos + len(rec) + 8 + spec["offset_delta"]) % 2**64)
+        mask = rng.integers(0, 3, min(size, 4096)).astype(np.uint8).tobytes()
+        parts += [rec, mask]
+        pos += len(rec) + len(mask)
     buf = np.frombuffer(b"".join(parts), np.uint8)
     if spec["cut"] is not None:
         buf = buf[:spec["cut"]] if spec["cut"] >= 0 else buf[:-1]
@@ -244,7 +257,8 @@ def run_byte_mask_spec(spec: Dict[str, Any]) -> str:
     elif spec["dtype"] == "list":
         arg = buf.tolist()
     try:
-        d = hd.decode_hailo_nms(arg, format="byte_mask", image_size=(H, W), num_classes=spec["nc"])
+        d = hd.decode_hailo_nms(arg, format="byte_mask", image_size=(H, W), num_classes=spec["nc"],
+                                hailort_version=spec.get("version"), crop_opt=spec.get("crop_opt", False))
     except CLEAN:
         return "refused"
     if not isinstance(d, hd.Detections) or d.masks is None or d.masks.shape != (len(d), H, W):
