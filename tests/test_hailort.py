@@ -15,7 +15,8 @@ import pytest
 
 import hailo_decode as hd
 from hailo_decode import hailort
-from conftest import assert_same_detections, FAKE_ROOT, HEAD_KEYS, _drop_hailo_platform, demo_config, uint8_frames
+from conftest import assert_same_detections, FAKE_ROOT, FAKE_ROOT_52, HEAD_KEYS, _drop_hailo_platform, _use_double, \
+    demo_config, uint8_frames
 
 NET = "fall"
 NMS_NAME = f"{NET}/yolov8_nms_postprocess"
@@ -24,6 +25,13 @@ DEMO_TOTAL = 9  # the model's own count at conf 0.25 (tests/fixtures/README.md)
 
 
 # -- the double ------------------------------------------------------------------------------------
+
+@pytest.fixture(params=["4.23", "5.2"])
+def hp(request, monkeypatch):
+    """Every test here runs under both doubles: HailoRT 4.23's pyhailort and 5.2's (no
+    HAILO_DISABLE_PP, a device with configure()), where the adapters must behave alike."""
+    yield from _use_double(monkeypatch, FAKE_ROOT if request.param == "4.23" else FAKE_ROOT_52)
+
 
 
 
@@ -381,7 +389,7 @@ def test_per_feature_quantization_hef_path_and_errors(hp, uint8_data, tmp_path, 
     with pytest.raises(ValueError) as e:
         hailort.config_from_hailo(ng, **SIGMOID)
     msg = str(e.value)
-    for part in ("fall/box_8", "single quant_info", "all zeros", "hef_path=", "FLOAT32", "4.23.0"):
+    for part in ("fall/box_8", "single quant_info", "all zeros", "hef_path=", "FLOAT32", hp.__version__):
         assert part in msg
     # hef_path= names the file: no warning (with nms_json the rest still comes from the object).
     nms_json = {"bbox_decoders": [{"stride": s, "reg_layer": b, "cls_layer": c} for b, c, s in HEAD_KEYS]}
@@ -400,6 +408,10 @@ def test_per_feature_quantization_hef_path_and_errors(hp, uint8_data, tmp_path, 
     other = tmp_path / "other"
     other.mkdir()
     plain = _write_hef(other, _outputs(uint8_data))
+    if hp.__version__.startswith("5."):  # 5.0.0+: the scalars for every channel
+        cfg = hailort.config_from_hailo(ng, hef_path=plain, nms_json=nms_json, class_activation="sigmoid")
+        assert cfg.output(f"{NET}/box_8").scale == float(np.float32(_outputs(uint8_data)[0].scale))
+        return
     with pytest.raises(ValueError, match=r"HailoRT 4\.23\.0 refuses such a HEF"):
         hailort.config_from_hailo(ng, hef_path=plain, nms_json=nms_json)
 
