@@ -45,6 +45,7 @@ KNOWN_FILES = {
     "src/net_flow/pipeline/infer_model.cpp",
     "src/net_flow/pipeline/async_infer_runner.cpp",
     "src/net_flow/pipeline/async_pipeline_builder.cpp",
+    "src/net_flow/pipeline/configured_infer_model_hrpc_client.cpp",
     "src/transform/transform.cpp",
 }
 MODULES = ("hailo_platform", "hailo_platform.pyhailort.pyhailort", "hailo_platform.pyhailort._pyhailort",
@@ -60,6 +61,7 @@ KNOWN_FILES_52 = {
     "src/hef/layer_info.hpp",
     "src/net_flow/ops/nms_post_process.cpp",
     "src/net_flow/pipeline/async_pipeline_builder.cpp",
+    "src/net_flow/pipeline/configured_infer_model_hrpc_client.cpp",
     "src/transform/transform.cpp",
 }
 MODULES_52 = ("hailo_platform", "hailo_platform._v52")  # the 5.2 double's own modules (the rest is the 4.23 double's)

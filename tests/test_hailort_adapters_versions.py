@@ -255,6 +255,30 @@ def test_hailo10h_configure_refused_infer_model_works(hp52, tmp_path):
         assert_equivalent_detections(g, r)
 
 
+def test_hailo10h_queue_is_the_servers(hp52, tmp_path):
+    """configured_infer_model_hrpc_client.cpp at v5.2.0: more frames than the queue in one run() are
+    refused (HAILO_QUEUE_IS_FULL, from the server) and the client's model is shut down, as on a
+    local device; wait_for_async_ready beyond the queue times out; hb.run() never does either."""
+    path = _hef(tmp_path, renamed=False, nms=False)
+    _model(hp52, path, frames=5, hailo10h=True, nms=False)
+    im = hp52.VDevice().create_infer_model(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hailort.HefQuantizationWarning)
+        decoder = hd.Decoder(hailort.config_from_hailo(im, **SIGMOID))
+    cim = im.configure()
+    hb = hailort.make_bindings(decoder, cim, batch_size=5, input_buffers=_inputs(5))
+    hb.run(1000)
+    assert cim._configured_infer_model.hrpc_requests == 5
+    from hailo_platform.pyhailort import _pyhailort, pyhailort
+    with pytest.raises(pyhailort.HailoRTTimeout):
+        cim.wait_for_async_ready(1000, 3)
+    with pytest.raises(hp52.HailoRTException, match="HAILO_QUEUE_IS_FULL"):
+        cim.run(hb.bindings_list, 1000)
+    with pytest.raises(pyhailort.HailoRTStreamAborted):
+        cim.run(hb.bindings_list[:1], 1000)
+    assert _pyhailort.HAILO_QUEUE_IS_FULL == 82
+
+
 # -- per-feature quantization with empty lists -------------------------------------------------------------
 
 def test_per_feature_empty_lists(hp_any, tmp_path):

@@ -149,12 +149,39 @@ def _configure(self, hef, configure_params_by_name={}):  # noqa: B006 - the real
     return _ORIG_CONFIGURE(self, hef, configure_params_by_name)
 
 
+_ORIG_RUN_ONE = _p._ConfiguredInferModelCpp.run_async_one
+_ORIG_READY = _p._ConfiguredInferModelCpp.wait_for_async_ready
+
+
+def _hrpc_run_async_one(self, bindings, job):
+    """HailoRT 5.2: src/net_flow/pipeline/configured_infer_model_hrpc_client.cpp::ConfiguredInferModelHrpcClient::run_async
+
+    A Hailo-10H: the client validates the bindings and sends the frame; the server's pipeline
+    (AsyncInferRunnerImpl::run there) refuses one its queue cannot take with HAILO_QUEUE_IS_FULL,
+    and any failure shuts the client's model down (run_async: shutdown() on a failed
+    run_async_impl). Seen from the client, what a local device does; the queue is the server's."""
+    if not self.model.hailo10h:
+        return _ORIG_RUN_ONE(self, bindings, job)
+    self.hrpc_requests = getattr(self, "hrpc_requests", 0) + 1  # one RUN_ASYNC request per frame
+    return _ORIG_RUN_ONE(self, bindings, job)
+
+
+def _hrpc_wait_for_async_ready(self, timeout, frames_count):
+    """HailoRT 5.2: src/net_flow/pipeline/configured_infer_model_hrpc_client.cpp::ConfiguredInferModelHrpcClient::wait_for_async_ready
+
+    A Hailo-10H: waits until max_ongoing_transfers minus the frames in flight is at least
+    frames_count, else HAILO_TIMEOUT (more than the maximum never fits)."""
+    return _ORIG_READY(self, timeout, frames_count)
+
+
 def _install():
     """Double only: puts the replacements into the shared modules."""
     for name, fn in (("_expand_format", _expand_format), ("_host_frame", _host_frame),
                      ("_frame_shape", _frame_shape), ("_vstream_infos", _vstream_infos)):
         setattr(_p, name, fn)
     _p.VDevice.configure = _configure
+    _p._ConfiguredInferModelCpp.run_async_one = _hrpc_run_async_one
+    _p._ConfiguredInferModelCpp.wait_for_async_ready = _hrpc_wait_for_async_ready
     _fake_device.VERSION = "5.2"
 
 
