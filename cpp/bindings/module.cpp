@@ -18,6 +18,7 @@
 #include "hailo_decode/pack.hpp"
 #include "hailo_decode/pack_by_score.hpp"
 #include "hailo_decode/bbox_only.hpp"
+#include "hailo_decode/yolov5_seg.hpp"
 #include "masks.hpp"
 #include "setup.hpp"
 #include "../src/kernels/kernels.hpp"
@@ -192,9 +193,41 @@ public:
     const Config& config() const { return dec_.config(); }
     int threads() const { return dec_.threads(); }
 
+    // YOLOv5-seg: decode n_frames and write HailoRT 4.23's yolov5_seg byte-mask frame of each into
+    // out's rows (hailo_decode/yolov5_seg.hpp), with the GIL released. Returns per frame (records,
+    // count field, bytes, truncated). `iterations` > 1 repeats the whole call (benchmarks) and
+    // returns the seconds of each as a second list.
+    py::tuple hailort_seg_frames(const std::vector<py::array>& arrays, size_t n_frames, size_t max_total,
+                                 double mask_threshold, py::array out, size_t iterations) {
+        std::vector<const void*> ptrs;
+        std::vector<size_t> elements;
+        collect(arrays, ptrs, elements);
+        if (out.dtype().kind() != 'u' || out.dtype().itemsize() != 1 || !(out.flags() & py::array::c_style) ||
+            !out.writeable() || out.ndim() != 2 || size_t(out.shape(0)) < n_frames)
+            throw py::value_error("out must be a writeable C-contiguous uint8 array of (frames, bytes)");
+        if (!seg_writer_) seg_writer_.reset(new Yolov5SegFrameWriter(dec_.config()));
+        uint8_t* base = static_cast<uint8_t*>(out.mutable_data());
+        const size_t row = size_t(out.shape(1));
+        std::vector<Yolov5SegFramePacked> packed(n_frames);
+        std::vector<double> times;
+        {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(mutex_);
+            times = seconds_per_call(std::max<size_t>(iterations, 1), [&] {
+                dec_.decode(ptrs.data(), elements.data(), n_frames);
+                for (size_t f = 0; f < n_frames; ++f)
+                    packed[f] = seg_writer_->write(dec_, f, ptrs.data(), max_total, mask_threshold, base + f * row, row);
+            });
+        }
+        py::list frames;
+        for (const Yolov5SegFramePacked& p : packed) frames.append(py::make_tuple(p.records, p.count, p.bytes, p.truncated));
+        return py::make_tuple(frames, times);
+    }
+
 private:
     Decoder dec_;
     std::mutex mutex_;
+    std::unique_ptr<Yolov5SegFrameWriter> seg_writer_;  // built on first use
     std::vector<py::str> one_names_;  // set_one_frame's
     std::vector<py::dtype> one_dtypes_;
     std::vector<std::vector<py::ssize_t>> one_shapes_;
@@ -329,6 +362,9 @@ PYBIND11_MODULE(_native, m) {
         .def("decode_one", &PyDecoder::decode_one, py::arg("raw"),
              "One frame from a dict of exactly the declared arrays (set_one_frame): its tuple as decode "
              "gives it, or None when the dict is anything else.")
+        .def("hailort_seg_frames", &PyDecoder::hailort_seg_frames, py::arg("arrays"), py::arg("n_frames"),
+             py::arg("max_total"), py::arg("mask_threshold"), py::arg("out"), py::arg("iterations") = 1,
+             "YOLOv5-seg: HailoRT 4.23's yolov5_seg HAILO_NMS_WITH_BYTE_MASK frames, one per row of out.")
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32), with "
              "(keypoints (n,K,3) f32 or None, rboxes (n,5) f32 or None) after them when the heads have "

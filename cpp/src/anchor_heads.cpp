@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "anchor_seg.hpp"
 #include "kernels/kernels.hpp"
 
 namespace hailo_decode {
@@ -49,6 +50,7 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
         thresholds_[size_t(c)] = s.score_threshold.size() == 1 ? s.score_threshold[0] : s.score_threshold[size_t(c)];
     const float lowest = *std::min_element(s.score_threshold.begin(), s.score_threshold.end());
     lowest_ = lowest;
+    coefs_ = anchor_coefficients(cfg, views);
     const std::vector<float> gate{lowest};
     for (size_t i = 0; i < cfg.heads.size(); ++i) {
         const HeadSpec& hs = cfg.heads[i];
@@ -66,15 +68,16 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             for (int a : hs.anchors)
                 if (a <= 0) bad("output '" + name + "': anchors must be positive, got " + std::to_string(a));
             h.num_anchors = int(hs.anchors.size() / 2);
-            const int want = h.num_anchors * (5 + nc);
+            const int entry = 5 + nc + coefs_;  // YOLOv5-seg: the mask coefficients close each entry
+            const int want = h.num_anchors * entry;
             if (h.main->channels != want)
-                bad("output '" + name + "': channels must be anchors x (5 + classes) = " + std::to_string(h.num_anchors) +
-                    " x " + std::to_string(5 + nc) + " = " + std::to_string(want) + ", got " +
-                    std::to_string(h.main->channels));
+                bad("output '" + name + "': channels must be anchors x (5 + classes" + (coefs_ ? " + coefficients" : "") +
+                    ") = " + std::to_string(h.num_anchors) + " x " + std::to_string(entry) + " = " + std::to_string(want) +
+                    ", got " + std::to_string(h.main->channels));
             for (int a : hs.anchors) h.anchors.push_back(float(a));
             // Every channel takes the activation (YOLOv5 applies the sigmoid to the whole output).
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, s.sigmoid);
-            for (int a = 0; a < h.num_anchors; ++a) h.obj_offset.push_back(h.main->channel_offset[size_t(a * (5 + nc) + 4)]);
+            for (int a = 0; a < h.num_anchors; ++a) h.obj_offset.push_back(h.main->channel_offset[size_t(a * entry + 4)]);
             if (h.main->dtype == DType::U8 && h.main->per_tensor_quant && h.main_scorer.lut_stride == 0) {
                 h.cut_by_obj.resize(256);  // objectness and classes share the tensor's one table
                 for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.main_scorer, *h.main, h.main_scorer.lut[q]);
@@ -254,7 +257,7 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
     const TensorView& v = *h.main;
     const ClassScorer& sc = h.main_scorer;
     const Settings& s = cfg_.settings;
-    const int entry = 5 + cfg_.num_classes;
+    const int entry = 5 + cfg_.num_classes + coefs_;
     const float grid_w = float(v.width), grid_h = float(v.height);
     const float image_w = float(s.image_width), image_h = float(s.image_height);
     const float stride = float(h.stride);
@@ -299,6 +302,7 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                 for (int a = 0; a < na; ++a) {
                     const int base = a * entry;
                     if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
+                    const size_t boxes_before = boxes.size();
                     auto value = [&](int k) {
                         const int c = base + k;
                         return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
@@ -336,6 +340,9 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                                  else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
                              },
                              class_bytes, cut, candidates, boxes);
+                    // YOLOv5-seg: the box names its anchor too (anchor_seg.hpp), whose coefficients the masks read.
+                    if (coefs_ && boxes.size() > boxes_before)
+                        boxes.back().cell = boxes.back().cell * uint32_t(na) + uint32_t(a);
                 }
             }
         }

@@ -114,6 +114,7 @@ private:
     // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.
     int32_t class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const;
     float lowest_ = 0.0f;
+    int coefs_ = 0;  // YOLOv5-seg: mask coefficients per anchor entry (anchor_seg.hpp), 0 otherwise
 };
 
 }  // namespace detail

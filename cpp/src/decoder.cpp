@@ -8,6 +8,7 @@
 #include <string>
 
 #include "anchor_heads.hpp"
+#include "anchor_seg.hpp"
 #include "dfl.hpp"
 #include "gather.hpp"
 #include "mask_logits.hpp"
@@ -120,8 +121,14 @@ struct Decoder::Impl {
     MaskGrid grid;
 
     void validate_masks();
+    // YOLOv5-seg: the coefficient views of every (head, anchor), the prototype plan and grid.
+    AnchorCoefViews anchor_coefs;
+    void validate_anchor_masks();
     // Windows and logits of the frame's detections ws.results[start..], dropping empty masks if asked.
     void decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws);
+    // HailoRT's yolov5_seg op: coefficients times the anchor's objectness (sigmoid of its value).
+    void scale_by_objectness(const void* const* tensors, size_t frame, uint32_t head, int row, int col, int anchor,
+                             std::vector<float>& coefficients) const;
 
     void validate();
     void check_finite(const TensorView& v, const void* base, size_t n_frames) const;
@@ -244,10 +251,17 @@ void Decoder::Impl::validate() {
     for (const auto& o : cfg.outputs) views.push_back(make_tensor_view(o));
     if (cfg.kind != HeadKind::DFL) {  // anchor-based heads: their own room validates them
         if (s.end2end) bad("end2end selection is for DFL heads (YOLO26/YOLOv10), not anchor-based ones");
+        // YOLOv5-seg: the coefficients lie in the head's tensor (anchor_seg.hpp), the prototype apart.
+        const bool seg = cfg.kind == HeadKind::YOLOV5 && cfg.proto_output >= 0;
         for (const HeadSpec& h : cfg.heads)
-            if (h.kpt_output >= 0 || h.angle_output >= 0 || h.mask_output >= 0 || cfg.proto_output >= 0)
-                bad("keypoint, angle and mask outputs need DFL heads with NMS (not YOLOv5 or YOLOX heads)");
+            if (h.kpt_output >= 0 || h.angle_output >= 0 || (h.mask_output >= 0 && !(seg && h.mask_output == h.box_output)) ||
+                (cfg.proto_output >= 0 && !seg))
+                bad("keypoint and angle outputs need DFL heads, mask outputs DFL or YOLOv5 heads (YOLOv5-seg: proto_output, "
+                    "the coefficients in each head's tensor)");
+        if (seg && size_t(cfg.proto_output) >= views.size())
+            bad("proto_output index " + std::to_string(cfg.proto_output) + " out of range");
         anchor_heads.reset(new AnchorHeads(cfg, views));
+        if (seg) validate_anchor_masks();
         return;
     }
     for (const auto& h : cfg.heads) {
@@ -309,6 +323,19 @@ void Decoder::Impl::validate_masks() {
                 " mask coefficients, but prototype output '" + proto.spec->name + "' has " +
                 std::to_string(proto.channels) + " channels");
         coef_plans.push_back(make_coef_plan(m));
+    }
+    proto_plan = make_proto_plan(proto);
+    grid = MaskGrid{proto.height, proto.width, cfg.settings.image_height, cfg.settings.image_width};
+    masks = true;
+}
+
+void Decoder::Impl::validate_anchor_masks() {
+    anchor_coefs = make_anchor_coef_views(cfg, views);
+    const TensorView& proto = views[size_t(cfg.proto_output)];
+    for (const TensorView& v : anchor_coefs.views) {
+        coef_plans.push_back(make_coef_plan(v));
+        // HailoRT's op multiplies the coefficients by the objectness first: the float path.
+        if (cfg.settings.hailort_decode) coef_plans.back().integer = false;
     }
     proto_plan = make_proto_plan(proto);
     grid = MaskGrid{proto.height, proto.width, cfg.settings.image_height, cfg.settings.image_width};
@@ -628,6 +655,23 @@ void Decoder::Impl::decode_boxes(size_t h, const void* box_frame, const CellHit*
     for (size_t i = 0; i < n; ++i) make_box(d + 4 * i, centre_x[cells[i].col], centre_y[cells[i].row], head.stride, s, out[i].v);
 }
 
+void Decoder::Impl::scale_by_objectness(const void* const* tensors, size_t frame, uint32_t head, int row, int col,
+                                        int anchor, std::vector<float>& coefficients) const {
+    const int out = cfg.heads[head].box_output;
+    const TensorView& v = views[size_t(out)];
+    const size_t ch = size_t(anchor * (5 + cfg.num_classes + proto_plan.view->channels) + 4);
+    const size_t at = v.cell(row, col) + v.channel_offset[ch];
+    const void* f = frame_of(tensors, out, frame);
+    float raw = 0.0f;
+    switch (v.dtype) {
+        case DType::U8: raw = dequantize(float(static_cast<const uint8_t*>(f)[at]), v.zp[ch], v.scale[ch]); break;
+        case DType::U16: raw = dequantize(float(static_cast<const uint16_t*>(f)[at]), v.zp[ch], v.scale[ch]); break;
+        case DType::F32: raw = static_cast<const float*>(f)[at]; break;
+    }
+    const float obj = cfg.settings.sigmoid ? sigmoid(raw) : raw;
+    for (float& c : coefficients) c = c * obj;
+}
+
 void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws) {
     const Settings& s = cfg.settings;
     const TensorView& proto = *proto_plan.view;
@@ -639,10 +683,20 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
     for (size_t i = start; i < ws.results.size(); ++i) {
         const Detection d = ws.results[i];
         const HeadSpec& head = cfg.heads[d.head];
-        const TensorView& mv = views[size_t(head.mask_output)];
-        const void* coef_frame = static_cast<const char*>(tensors[head.mask_output]) +
+        // YOLOv5-seg: the anchor's coefficient view over the head's tensor (anchor_seg.hpp).
+        const bool anchored = !anchor_coefs.views.empty();
+        int row, col, anchor = 0;
+        if (anchored)
+            split_anchor_cell(d.cell, anchor_coefs.anchors[d.head], views[size_t(head.box_output)].width, row, col, anchor);
+        const size_t plan = anchored ? anchor_coefs.first[d.head] + size_t(anchor) : size_t(d.head);
+        const int coef_output = anchored ? head.box_output : head.mask_output;
+        const TensorView& mv = anchored ? anchor_coefs.views[plan] : views[size_t(head.mask_output)];
+        const void* coef_frame = static_cast<const char*>(tensors[coef_output]) +
                                  frame * mv.frame_stride * dtype_size(mv.dtype);
-        const int row = int(d.cell / uint32_t(mv.width)), col = int(d.cell % uint32_t(mv.width));
+        if (!anchored) {
+            row = int(d.cell / uint32_t(mv.width));
+            col = int(d.cell % uint32_t(mv.width));
+        }
         // The box in input pixels, x1 y1 x2 y2: the coordinates the masks are cropped with.
         float b[4];
         if (s.yxyx) {
@@ -658,9 +712,10 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
         w.offset = ws.logits.size() - logit_start;
         const size_t n = size_t(w.rows) * size_t(w.cols);
         if (n) {
-            if (!integer_path(proto_plan, coef_plans[d.head]))  // the integer path reads the raw bytes
+            if (!integer_path(proto_plan, coef_plans[plan]))  // the integer path reads the raw bytes
                 gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
-            prepare_coefficients(proto_plan, coef_plans[d.head], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
+            if (anchored && s.hailort_decode) scale_by_objectness(tensors, frame, d.head, row, col, anchor, ws.coef_floats);
+            prepare_coefficients(proto_plan, coef_plans[plan], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
             ws.logits.resize(ws.logits.size() + n);
             ws.signs.resize(ws.logits.size());
             window_logits(proto_plan, proto_frame, ws.coef, w, ws.logits.data() + logit_start + w.offset,

@@ -98,6 +98,7 @@ class Decoder:
         else:
             self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
+        self._seg_op: Optional["Decoder"] = None  # YOLOv5-seg's HailoRT byte-mask frames, likewise
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
         if not isinstance(raw, Mapping):
@@ -186,7 +187,7 @@ class Decoder:
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
                             max_bboxes_total: Optional[int] = None, mask_budget: Optional[int] = None,
-                            hailort_version: str = "4.23") -> np.ndarray:
+                            hailort_version: str = "4.23", mask_threshold: Optional[float] = None) -> np.ndarray:
         """Decode straight into one of HailoRT's NMS output layouts, written into `out` when given.
 
         format="by_class": the flat HAILO_NMS_BY_CLASS float32 buffer, shape (size,) for one
@@ -199,14 +200,24 @@ class Decoder:
         format="byte_mask" (a -seg model): the HAILO_NMS_WITH_BYTE_MASK uint8 frame of
         2 + record * max_bboxes_total + mask_budget bytes ((N, bytes) for a batch; defaults: every
         detection, HailoRT's 2 * H * W), records of HailoRT `hailort_version` ("4.23": 38 bytes,
-        every version before 5.2; "5.2": 46 bytes, 5.2.0+)."""
+        every version before 5.2; "5.2": 46 bytes, 5.2.0+).
+        YOLOv5/YOLOv7-seg heads under the hailort preset with hailort_version "4.23": HailoRT 4.23's
+        yolov5_seg op's own frame, byte for byte (hailo_decode/yolov5_seg.hpp): its NMS, its
+        sigmoid, stb resize, inclusive crop and `> mask_threshold` (default: the HEF's, else 0.5),
+        its count at max_bboxes_total (default: HailoRT's max_proposals_per_class x classes) and
+        when a mask overflows mask_budget; each record's mask pointer points into `out`."""
         dtype: np.dtype
         if format not in NMS_FORMATS[:2] and format != "byte_mask":
             raise ValueError(f"format must be 'by_class', 'by_score' or 'byte_mask', got {format!r}")
         if format == "byte_mask":
+            if self._hailort_seg_op(hailort_version):
+                return self._hailort_seg_frames(raw, out, max_bboxes_total, mask_budget, mask_threshold)
+            if mask_threshold is not None:
+                raise TypeError("mask_threshold applies to YOLOv5-seg heads under the hailort preset (HailoRT's "
+                                "yolov5_seg op) only")
             return self._decode_to_byte_mask(raw, out, max_bboxes_total, mask_budget, hailort_version)
-        if mask_budget is not None or hailort_version != "4.23":
-            raise TypeError("mask_budget and hailort_version apply to format='byte_mask' only")
+        if mask_budget is not None or hailort_version != "4.23" or mask_threshold is not None:
+            raise TypeError("mask_budget, hailort_version and mask_threshold apply to format='byte_mask' only")
         cfg = self.config
         mpc = hailo_max_per_class(cfg.max_per_class)
         if format == "by_score":
@@ -261,6 +272,42 @@ class Decoder:
         flat[:] = 0
         for i, d in enumerate(frames):
             d.to_hailo_byte_mask(flat[i * size:(i + 1) * size], hailort_version=layout)
+        return out
+
+    def _hailort_seg_op(self, hailort_version: str) -> bool:
+        """Whether format='byte_mask' is HailoRT 4.23's yolov5_seg op itself (YOLOv5-seg heads, the
+        hailort preset's decode)."""
+        cfg = self.config
+        return cfg.head_kind == "yolov5" and cfg.proto is not None and cfg.semantics == "hailort" and \
+            hailort_version == "4.23"
+
+    def _hailort_seg_frames(self, raw: Frames, out: Optional[np.ndarray], max_total: Optional[int],
+                            mask_budget: Optional[int], mask_threshold: Optional[float]) -> np.ndarray:
+        cfg = self.config
+        h, w = cfg.image_size
+        if max_total is None:  # HailoRT's max_proposals_total: max_proposals_per_class x classes
+            max_total = hailo_max_per_class(cfg.max_per_class) * cfg.num_classes
+        if isinstance(max_total, bool) or not isinstance(max_total, (int, np.integer)) or not 0 <= max_total <= 65534:
+            raise ValueError(f"max_bboxes_total must be an integer in [0, 65534], got {max_total!r}")
+        if mask_threshold is None:
+            mask_threshold = getattr(cfg, "mask_threshold", 0.5)
+        if not isinstance(mask_threshold, (int, float, np.floating)) or not np.isfinite(mask_threshold):
+            raise ValueError(f"mask_threshold must be a finite number, got {mask_threshold!r}")
+        size = byte_mask.byte_mask_frame_size(int(max_total), 2 * h * w if mask_budget is None else mask_budget)
+        arrays, batch = self._arrays(raw)
+        n = 1 if batch is None else batch
+        shape: Tuple[int, ...] = (size,) if batch is None else (n, size)
+        if out is None:
+            out = np.zeros(shape, dtype=np.uint8)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous uint8 ndarray for format='byte_mask'")
+        elif out.size < int(np.prod(shape)):
+            raise ValueError(f"out holds {out.size} bytes, {n} frame(s) of HAILO_NMS_WITH_BYTE_MASK need "
+                             f"{int(np.prod(shape))}")
+        if self._seg_op is None:  # the op's detections: uncapped (it caps at max_total), yxyx normalized
+            self._seg_op = Decoder(cfg.replace(max_per_class=None, max_total=None, box_format="yxyx_normalized"))
+        rows = out.reshape(-1)[:n * size].reshape(n, size)
+        self._seg_op._core.hailort_seg_frames(arrays, n, int(max_total), float(mask_threshold), rows)
         return out
 
     # -- HailoRT integration: the work lives in hailo_decode.hailort (which imports hailo_platform lazily) --

@@ -271,6 +271,10 @@ _YOLOV5_OP = {1: _F64, 2: _F64, 3: _U, 4: _LEN}
 _YOLOV5_DECODER = {2: (0, 2), 3: (0, 2), 4: _U, 5: _U}   # h (repeated uint32), w, stride, pad_index
 # ProtoHEFYoloxNmsOp: image_height 1, image_width 2, bbox_decoders 3
 _YOLOX_OP = {1: _F64, 2: _F64, 3: _LEN}
+# ProtoHEFYoloSegNmsOp (YOLOv5-seg): image_height 1, image_width 2, bbox_decoders 3 (YOLOv5's), proto_info 4,
+# mask_threshold 5; ProtoHEFYoloSegProtoInfo: number 1, stride 2, proto_layer 3 (a layer name)
+_YOLOV5_SEG_OP = {1: _F64, 2: _F64, 3: _LEN, 4: _LEN, 5: _F64}
+_PROTO_INFO = {1: _U, 2: _U, 3: _LEN}
 _YOLOX_DECODER = {1: _U, 2: _U, 3: _U, 4: _U}            # stride, reg_pad_index, cls_pad_index, obj_pad_index
 _IMAGE_DIMS = {1: _F64, 2: _F64}                          # image_height/width of the other NMS kinds
 _LOGITS_OP = {1: _U}                                      # ProtoHEFLogitsOp: logits_type (0 argmax, 1 softmax)
@@ -430,7 +434,8 @@ class HefAnchorDecoder:
 
 @dataclass(frozen=True)
 class HefAnchorOp:
-    """A YOLOv5 (kind "yolov5") or YOLOX ("yolox") NMS op. Thresholds are the HEF's doubles."""
+    """A YOLOv5 (kind "yolov5"), YOLOv5-seg ("yolov5_seg") or YOLOX ("yolox") NMS op. Thresholds
+    are the HEF's doubles. YOLOv5-seg: the prototype layer and the op's mask_threshold too."""
 
     name: str
     kind: str
@@ -442,6 +447,8 @@ class HefAnchorOp:
     image_width: float
     decoders: Tuple[HefAnchorDecoder, ...]
     output_name: str = ""
+    proto_layer: Optional[str] = None   # yolov5_seg
+    mask_threshold: float = 0.0         # yolov5_seg
 
 
 @dataclass(frozen=True)
@@ -773,7 +780,7 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
             n = op.need(5, "nms_op", _NMS_OP)
             kind = next((k for num, k in sorted(_NMS_KINDS.items()) if n.has(num)), "nms")
             pp_ops.append(HefPostProcessOp(op_name, kind, out_name, in_pads))
-            if kind in ("yolov5", "yolox") and anchor_op is None:
+            if kind in ("yolov5", "yolox", "yolov5_seg") and anchor_op is None:
                 anchor_op = _anchor_op(n, kind, op_name, out_name, resolve)
             if kind == "yolov8" and nms is None:
                 y = n.need(12, "yolov8_nms_op", _YOLOV8_OP)
@@ -829,9 +836,14 @@ def _packed_u32s(m: _Msg, num: int) -> Tuple[int, ...]:
 def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) -> HefAnchorOp:
     """The YOLOv5 (ProtoHEFNmsOp field 7) or YOLOX (field 8) op and its decoders."""
     decs: List[HefAnchorDecoder] = []
-    if kind == "yolov5":
-        y = n.need(7, "yolo_nms_op", _YOLOV5_OP)
-        for d in y.msgs(4, "bbox_decoders", _YOLOV5_DECODER):
+    extra: Dict[str, Any] = {}
+    if kind in ("yolov5", "yolov5_seg"):
+        seg = kind == "yolov5_seg"
+        y = n.need(11, "yolo_seg_op", _YOLOV5_SEG_OP) if seg else n.need(7, "yolo_nms_op", _YOLOV5_OP)
+        if seg:  # (hef.cpp create_yolov5_seg_op_metadata: mask_threshold as float32, the proto by name)
+            info = y.need(4, "proto_info", _PROTO_INFO)
+            extra = dict(proto_layer=info.text(3) or None, mask_threshold=_f32(y.f64(5)))
+        for d in y.msgs(3 if seg else 4, "bbox_decoders", _YOLOV5_DECODER):
             hs, ws = _packed_u32s(d, 2), _packed_u32s(d, 3)
             if len(hs) != len(ws):
                 # HailoRT refuses it too (create_yolov5_config: HAILO_INVALID_HEF)
@@ -846,24 +858,33 @@ def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) ->
     return HefAnchorOp(name=op_name, kind=kind, score_threshold=n.f64(1), iou_threshold=n.f64(2),
                        max_proposals_per_class=n.u32(3), classes=n.u32(4),
                        image_height=_op_image_side(y, 1, "image_height"),
-                       image_width=_op_image_side(y, 2, "image_width"), decoders=tuple(decs), output_name=out_name)
+                       image_width=_op_image_side(y, 2, "image_width"), decoders=tuple(decs), output_name=out_name,
+                       **extra)
 
 
 def _anchor_op_heads(ng: "HefNetworkGroup", op: HefAnchorOp) -> Tuple[List[Head], List[str], Dict[str, Any]]:
     """Heads, the outputs they use (in the HEF's output order) and the op's settings."""
     heads: List[Head] = []
     for k, d in enumerate(op.decoders):
-        layers = (d.layer,) if op.kind == "yolov5" else (d.layer, d.obj_layer, d.cls_layer)
+        layers = (d.layer,) if op.kind != "yolox" else (d.layer, d.obj_layer, d.cls_layer)
         if any(x is None for x in layers):
             raise ValueError(f"{op.kind} op {op.name!r}: bbox decoder {k} points at pad(s) {list(d.pad_indices)} that "
                              f"are not outputs of {ng.name!r}")
-        if op.kind == "yolov5":
+        if op.kind != "yolox":
             heads.append(AnchorHead(str(d.layer), d.anchors, int(d.stride) or None))
         else:
             heads.append(YoloxHead(str(d.layer), str(d.obj_layer), str(d.cls_layer), int(d.stride) or None))
     used = {n for h in heads for n in (h.box, h.cls, getattr(h, "obj", h.box))}
-    names = [o.name for o in ng.outputs if o.name in used]
     kw: Dict[str, Any] = dict(score_threshold=_f32(op.score_threshold), iou_threshold=_f32(op.iou_threshold))
+    if op.kind == "yolov5_seg":  # the prototype by its layer name (a stream name, or its last part)
+        proto = next((o.name for o in ng.outputs if op.proto_layer and op.proto_layer in (o.name, o.name.split("/")[-1])),
+                     None)
+        if proto is None:
+            raise ValueError(f"yolov5_seg op {op.name!r}: its proto layer {op.proto_layer!r} is not an output of "
+                             f"{ng.name!r}")
+        used.add(proto)
+        kw["proto"] = proto
+    names = [o.name for o in ng.outputs if o.name in used]
     if op.max_proposals_per_class:
         kw["max_per_class"] = int(op.max_proposals_per_class)
     if op.image_height > 0 and op.image_width > 0:  # both set (the reader checked their range)
@@ -1381,6 +1402,9 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     op = ng.anchor_op
     if nms is None and op is not None and op.classes and op.classes != config.num_classes:
         raise ValueError(f"{op.kind} op {op.name!r} says {op.classes} classes, the outputs hold {config.num_classes}")
+    if nms is None and op is not None and op.kind == "yolov5_seg" and config.proto is not None:
+        # decode_to_hailo_nms(format="byte_mask")'s default, as the op reads it (a float32)
+        config.mask_threshold = op.mask_threshold  # type: ignore[attr-defined]
     return config
 
 

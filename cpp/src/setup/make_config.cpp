@@ -27,6 +27,12 @@ Settings make_settings(const Layout& layout, const Options& options) {
                                     kind_name(layout.kind) + " heads");
     Settings s;
     s.sigmoid = options.class_activation == "sigmoid";
+    // YOLOv5-seg exports raw logits and HailoRT's yolov5_seg op applies the sigmoid on the host
+    // (should_sigmoid): the default there, unless class_activation is given.
+    const auto& given = options.explicit_settings;
+    if (layout.kind == HeadKind::YOLOV5 && !layout.proto.empty() &&
+        std::find(given.begin(), given.end(), "class_activation") == given.end())
+        s.sigmoid = true;
     s.score_threshold.clear();
     for (double th : thresholds_per_class(options, layout.num_classes)) s.score_threshold.push_back(float(th));
     s.score_inclusive = options.score_test == ">=";
@@ -83,7 +89,8 @@ Config config_for_layout(const std::vector<TensorSpec>& outputs, const Layout& l
     c.angle_decode = angle_decode(options, layout.bins) == "raw" ? AngleDecode::RAW : AngleDecode::SIGMOID;
     if (!layout.proto.empty()) {
         c.proto_output = index_of(outputs, layout.proto, "proto");
-        c.drop_empty_masks = drop_empty_masks(options);
+        // (YOLOv5's segment predict keeps detections with empty masks; Ultralytics' YOLOv8 drops them)
+        c.drop_empty_masks = layout.kind == HeadKind::DFL ? drop_empty_masks(options) : options.drop_empty_masks == 1;
     }
     return c;
 }

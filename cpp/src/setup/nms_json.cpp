@@ -14,8 +14,10 @@ namespace {
 constexpr int64_t kMaxInt = int64_t(1) << 20;
 
 // Top level. Read: the thresholds, image_dims, max_proposals_per_class, classes,
-// regression_length, background_removal, bbox_decoders. Skipped: SSD/CenterNet box scaling,
-// the background class index, YOLOv5-seg's total cap and prototype description, the head count.
+// regression_length, background_removal, bbox_decoders, YOLOv5-seg's "proto" ([{number, stride}]:
+// task segment, the prototype's stride and coefficient count; the prototype output is the one no
+// decoder names). Skipped: SSD/CenterNet box scaling, the background class index, YOLOv5-seg's
+// total cap, the head count.
 const std::vector<std::string> kTopKeys = {
     "nms_scores_th", "nms_iou_th", "image_dims", "max_proposals_per_class", "classes", "regression_length",
     "background_removal", "bbox_decoders", "background_removal_index", "max_total_proposals", "proto",
@@ -195,6 +197,16 @@ NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& ou
         const auto alias = std::find_if(names.begin(), names.end(), [&](const auto& a) { return a.second == option; });
         detail::check_option(option, value, alias->first, (where.empty() ? "" : where + ": ") + "NMS JSON");
     }
+    // YOLOv5-seg: "proto": [{"number": 32, "stride": 4}] (the Model Zoo's yolov5*_seg configs).
+    int64_t coefficients = 0;
+    if (const json::Value* p = doc.find("proto")) {
+        const json::Value* first = p->is_array() && p->items().size() == 1 ? &p->items()[0] : nullptr;
+        if (!first || !first->is_object() || !first->find("number") || !first->find("stride"))
+            read.fail(": proto must be [{\"number\": mask coefficients, \"stride\": pixels}], got " + shown(*p));
+        coefficients = read.bounded(*first->find("number"), "proto[0].number", 1);
+        settings.emplace_back("task", json::Value::string("segment"));
+        settings.emplace_back("proto_stride", read.whole(*first->find("stride"), "proto[0].stride"));
+    }
     out.settings = json::Value::object(std::move(settings));
 
     // The counts the document states must be the outputs' (the first head's, as pairing reads them).
@@ -203,8 +215,9 @@ NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& ou
     if (const json::Value* v = doc.find("classes")) {
         out.classes = read.bounded(*v, "classes", 0);
         const int anchors = int(h0.anchors.size());
-        const bool known = h0.kind != HeadKind::YOLOV5 || (cls0.channels % anchors == 0 && cls0.channels / anchors > 5);
-        const int64_t have = h0.kind == HeadKind::YOLOV5 ? cls0.channels / anchors - 5 : cls0.channels;
+        const bool known =
+            h0.kind != HeadKind::YOLOV5 || (cls0.channels % anchors == 0 && cls0.channels / anchors > 5 + coefficients);
+        const int64_t have = h0.kind == HeadKind::YOLOV5 ? cls0.channels / anchors - 5 - coefficients : cls0.channels;
         if (known && out.classes != have)
             read.fail(" says " + std::to_string(out.classes) + " classes, class outputs have " + std::to_string(have) +
                       " channels");

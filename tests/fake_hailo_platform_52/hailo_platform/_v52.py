@@ -170,7 +170,7 @@ def _hrpc_wait_for_async_ready(self, timeout, frames_count):
     """HailoRT 5.2: src/net_flow/pipeline/configured_infer_model_hrpc_client.cpp::ConfiguredInferModelHrpcClient::wait_for_async_ready
 
     A Hailo-10H: waits until max_ongoing_transfers minus the frames in flight is at least
-    frames_count, else HAILO_TIMEOUT (more than the maximum never fits)."""
+    frames_count, else HAILO_TIMEOUT (more than the maximum never fits)."""  # noqa: E501 - the note stays on one line
     return _ORIG_READY(self, timeout, frames_count)
 
 
