@@ -184,6 +184,25 @@ def test_disable_pp_hef_device_true_takes_the_logical_shape(hp_any, tmp_path, mo
         assert all(tuple(infos[layer.name].shape) == tuple(layer.hw_shape) for layer in ng.outputs)
 
 
+def test_disable_pp_with_nms_json(hp52, tmp_path, monkeypatch):
+    """The DFC NMS JSON names the file's layers ("conv41"); the outputs carry the renamed live
+    names, so the JSON's layer names are matched on the name's end as everywhere else."""
+    monkeypatch.setenv("HAILO_DISABLE_PP", "1")
+    path = _hef(tmp_path)
+    _, frames, ng = _model(hp52, path)
+    nms_json = {"nms_scores_th": 0.2, "nms_iou_th": 0.7, "image_dims": [SIZE, SIZE], "max_proposals_per_class": 100,
+                "classes": CLASSES, "regression_length": 16,
+                "bbox_decoders": [{"stride": 8, "reg_layer": "conv41", "cls_layer": "conv42"},
+                                  {"stride": 16, "reg_layer": "conv52", "cls_layer": "conv53"},
+                                  {"stride": 32, "reg_layer": "conv62", "cls_layer": "conv63"}]}
+    im = hp52.VDevice().create_infer_model(path)
+    cfg = hailort.config_from_hailo(im, nms_json, **SIGMOID)
+    assert {o.name for o in cfg.outputs} == set(im.output_names) and all(o.device for o in cfg.outputs)
+    hb = hailort.make_bindings(hd.Decoder(cfg), im.configure(), batch_size=3, input_buffers=_inputs(3))
+    for g, r in zip(hb.run(1000), _host_reference(path, frames, ng, **SIGMOID)):
+        assert_equivalent_detections(g, r)
+
+
 def test_disable_pp_needs_the_hef_file(hp52, tmp_path, monkeypatch):
     monkeypatch.setenv("HAILO_DISABLE_PP", "1")
     path = _hef(tmp_path)
