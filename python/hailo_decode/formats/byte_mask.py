@@ -6,7 +6,8 @@ y_min, x_min, y_max, x_max (normalized), float32 score, uint16 class_id, uint64 
 mask pointer} followed by mask_size bytes. HailoRT 5.2.0 appended a `size_t mask_offset` (the
 mask's offset from the buffer's start, set to the byte right after the record:
 yolov5_seg_post_process.cpp, copy_detection_to_result_buffer), so a record is 38 bytes before
-5.2 and 46 from 5.2.0 on (`hailort_version`). The mask is cropped to the box at the input size,
+5.2 and 46 from 5.2.0 on (`hailort_version`; hailort.h at 5.1.1, commit 19b04439, still ends the
+record with the pointer). The mask is cropped to the box at the input size,
 width ceil((x_max - x_min) * W), height ceil((y_max - y_min) * H) (float32), its first byte the
 pixel (max(ceil(y_min * H), 0), max(ceil(x_min * W), 0)). A frame is
 2 + record * max_bboxes_total + max_accumulated_mask_size bytes (HailoRT's default mask budget:
