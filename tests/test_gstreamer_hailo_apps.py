@@ -240,3 +240,41 @@ def test_a_callback_sees_only_detections_at_the_roi(gst, tmp_path):
     frames = _app(gst, tmp_path, outs, config, 640, (640, 480), tracker=False).frames
     for f in frames:
         assert f["types"] == ["hailo_object_t.HAILO_DETECTION"] * len(_detections(f))
+
+
+@PENDING[2]
+def test_a_cascade_decodes_inside_our_detections(gst, tmp_path):
+    """A second element treating our objects as its input: hailocropper (TAPPAS' all_detections
+    cropper) crops each detection of a first network, a second hailonet ! hailofilter (pose) runs
+    on every crop with that detection as its ROI, and hailoaggregator puts the crops' objects back:
+    each first-stage detection then holds the pose model's detections, normalised to it."""
+    outs, infos, names = _demo("fall_uint8.npz", None)
+    first_settings = dict(class_activation="sigmoid", score_threshold=0.1)
+    first = _python_frames(hd.DecoderConfig(infos, **first_settings), outs)
+    pose_outs, pose_infos, pose_names = _demo("pose_uint8.npz", "kpt")  # one frame: every crop gets it
+    pose_settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
+    (pose,) = _python_frames(hd.DecoderConfig(pose_infos, **pose_settings), pose_outs)
+    stage1 = inference(gst, write_frames(tmp_path / "r1", outs),
+                       write_config(tmp_path, dict(labels=_labels(names), **first_settings)), name="one")
+    stage2 = inference(gst, write_frames(tmp_path / "r2", pose_outs),
+                       write_config(tmp_path, dict(labels=_labels(pose_names), **pose_settings)), name="two")
+    q = "queue leaky=no max-size-buffers=20 max-size-bytes=0 max-size-time=0"
+    pipeline = words(f"{source(5)} ! {stage1} !",
+                     f"hailocropper name=crop so-path={gst.detection_croppers} function-name=all_detections",
+                     "internal-offset=true hailoaggregator name=agg",
+                     f"crop. ! {q} ! agg.sink_0 crop. ! {stage2} ! agg.sink_1",
+                     "agg. ! identity name=probe ! hailooverlay qos=false ! fakesink")
+    frames = gst.probe(pipeline, tmp_path).frames
+    b = np.clip(pose.boxes_as("xyxy_normalized").astype(np.float32), 0, 1)
+    want = np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)
+    outer = 0
+    for frame, d in zip(frames, first):
+        dets = _detections(frame)
+        assert len(dets) == len(d)
+        for det in dets:
+            inner = _of_type(det, "detection")
+            assert len(inner) == len(pose)
+            np.testing.assert_allclose(np.float32([x["bbox"] for x in inner]), want, rtol=0, atol=1e-6)
+            assert all(x["label"] == "person" and len(_of_type(x, "landmarks")) == 1 for x in inner)
+            outer += 1
+    assert outer >= 5

@@ -68,6 +68,7 @@ class Gst:
     plugins: Path  # GST_PLUGIN_PATH: libgsthailotools.so (TAPPAS' elements), libgsthailonetstandin.so
     python: Path   # TAPPAS' hailo module
     whole_buffer: Path
+    detection_croppers: Path
     plugin: Path   # libhailo_decode_tappas.so, 5.1 line
 
     def env(self) -> Dict[str, str]:
@@ -133,7 +134,8 @@ def gst_session(tmp_path_factory: Any) -> Gst:
     # HAILO_DECODE_TEST_PLUGIN: a plugin built elsewhere (e.g. from another commit's sources) instead.
     given = os.environ.get("HAILO_DECODE_TEST_PLUGIN")
     plugin = Path(given) if given else build_plugin("5.1", tmp_path_factory).plugin
-    return Gst(out / "plugins", out / "python", out / "lib" / "libwhole_buffer.so", plugin)
+    return Gst(out / "plugins", out / "python", out / "lib" / "libwhole_buffer.so",
+               out / "lib" / "libdetection_croppers.so", plugin)
 
 
 def words(*parts: str) -> str:
