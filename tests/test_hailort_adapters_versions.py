@@ -155,6 +155,8 @@ def test_disable_pp_infer_model_end_to_end(hp_any, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cfg = hailort.config_from_hailo(im, **SIGMOID)
+    # device=True says what is so anyway: accepted for an InferModel here (refused without the variable)
+    assert hailort.config_from_hailo(im, device=True, **SIGMOID).outputs == cfg.outputs
     for layer in ng.outputs:
         o = cfg.output(layer.name[:-2])
         assert o.device and o.shape == tuple(layer.shape) and o.padded_shape == tuple(layer.hw_shape)
