@@ -278,3 +278,16 @@ def test_a_cascade_decodes_inside_our_detections(gst, tmp_path):
             assert all(x["label"] == "person" and len(_of_type(x, "landmarks")) == 1 for x in inner)
             outer += 1
     assert outer >= 5
+
+
+def test_a_pipeline_restarted_decodes_the_same(gst, tmp_path):
+    """PLAYING, EOS, NULL, PLAYING again (an app that restarts its pipeline): hailofilter's start
+    dlopens and calls init() again without free_resources (TAPPAS' stop does nothing); the second
+    run's objects are the first's."""
+    outs, _, names = _demo("seg_uint8.npz", "mask", proto=True)
+    config = write_config(tmp_path, dict(labels=_labels(names), semantics="ultralytics", score_threshold=0.25))
+    inner = inference(gst, write_frames(tmp_path / "recording", outs), config, hailonet_extra="width=320 height=320")
+    frames = gst.probe(words(f"{source(3, 320, 320)} ! {inner} ! identity name=probe ! hailooverlay ! fakesink"),
+                       tmp_path, runs=2).frames
+    assert len(frames) == 6 and frames[:3] == frames[3:]
+    assert sum(len(f["detections"]) for f in frames[:3]) >= 5

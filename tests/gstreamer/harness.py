@@ -83,11 +83,13 @@ class Gst:
         return subprocess.run(["gst-launch-1.0", "-q", *pipeline.split()], capture_output=True, text=True,
                               env=self.env(), timeout=timeout)
 
-    def probe(self, pipeline: str, tmp: Path, hold: bool = False, timeout: float = 60) -> "Probed":
-        """Runs the pipeline under probe.py; its frames as the `hailo` module reads them."""
-        out = tmp / f"probe_{abs(hash(pipeline))}_{int(hold)}.json"
-        spec = tmp / f"spec_{abs(hash(pipeline))}_{int(hold)}.json"
-        spec.write_text(json.dumps({"pipeline": pipeline, "out": str(out), "hold": hold, "timeout": timeout}))
+    def probe(self, pipeline: str, tmp: Path, hold: bool = False, timeout: float = 60, runs: int = 1) -> "Probed":
+        """Runs the pipeline under probe.py (`runs` times, set to NULL in between); its frames as the
+        `hailo` module reads them."""
+        key = f"{abs(hash(pipeline))}_{int(hold)}_{runs}"
+        out, spec = tmp / f"probe_{key}.json", tmp / f"spec_{key}.json"
+        spec.write_text(json.dumps({"pipeline": pipeline, "out": str(out), "hold": hold, "timeout": timeout,
+                                    "runs": runs}))
         r = subprocess.run([str(SYSTEM_PYTHON), str(HERE / "probe.py"), str(spec)], capture_output=True, text=True,
                            env=self.env(), timeout=timeout + 60)
         doc = json.loads(out.read_text()) if r.returncode == 0 and out.exists() else None

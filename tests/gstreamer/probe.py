@@ -5,7 +5,8 @@ of each frame through `hailo` the way callbacks do: hailo.get_roi_from_buffer, g
 get_bbox, get_label, get_confidence, and det.get_objects() walked calling get_type() on each
 object. Writes JSON (tests compare it with the Python Decoder; the test's venv Python has no gi).
 
-    python3 probe.py SPEC.json      SPEC: {"pipeline": str, "out": path, "hold": bool, "timeout": s}
+    python3 probe.py SPEC.json      SPEC: {"pipeline": str, "out": path, "hold": bool, "timeout": s,
+                                           "runs": n}
 
 hold: the callback only keeps the frames' detections; they are read after the pipeline has been
 set to NULL and dropped (hailofilter's dispose dlcloses the post-process), as a callback that keeps
@@ -92,17 +93,19 @@ def main() -> int:
 
     probe = pipeline.get_by_name(spec.get("probe", "probe"))
     probe.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, on_buffer)
-    pipeline.set_state(Gst.State.PLAYING)
     bus = pipeline.get_bus()
-    msg = bus.timed_pop_filtered(int(spec.get("timeout", 60)) * Gst.SECOND,
-                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    eos = msg is not None and msg.type == Gst.MessageType.EOS
-    if msg is not None and msg.type == Gst.MessageType.ERROR:
-        err, debug = msg.parse_error()
-        errors.append(f"{msg.src.get_name()}: {err.message}")
-    elif msg is None:
-        errors.append("timeout")
-    pipeline.set_state(Gst.State.NULL)
+    eos = True
+    for _ in range(int(spec.get("runs", 1))):  # runs > 1: played to EOS, set to NULL, played again
+        pipeline.set_state(Gst.State.PLAYING)
+        msg = bus.timed_pop_filtered(int(spec.get("timeout", 60)) * Gst.SECOND,
+                                     Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        eos = eos and msg is not None and msg.type == Gst.MessageType.EOS
+        if msg is not None and msg.type == Gst.MessageType.ERROR:
+            err, debug = msg.parse_error()
+            errors.append(f"{msg.src.get_name()}: {err.message}")
+        elif msg is None:
+            errors.append("timeout")
+        pipeline.set_state(Gst.State.NULL)
     del probe, bus, msg, pipeline
     gc.collect()
     if spec.get("hold"):
