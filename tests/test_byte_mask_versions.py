@@ -161,6 +161,24 @@ def test_decode_to_hailo_nms_byte_mask_both_versions():
                                                                       hailort_version="4.23").masks)
 
 
+def test_decode_to_hailo_nms_byte_mask_follows_the_config():
+    """Without hailort_version the byte-mask records are those of the HailoRT the config follows
+    (its hailort_version: from_hailo sets the installed one), 4.23's when it names none."""
+    case = make_seg_case(np.random.default_rng(11), [(8, 10, 12, 0), (16, 4, 15, 1), (32, 7, 2, 2)])
+    cfg = hd.DecoderConfig(case["infos"], semantics="ultralytics")
+    budget = 8 * 320 * 320
+    n = len(hd.Decoder(cfg)(case["outputs"]))
+    sizes = {}
+    for version in (None, "4.23", "5.2"):
+        if version is not None:
+            cfg.hailort_version = version  # as DecoderConfig(..., hailort_version=...) holds it
+        frame = hd.Decoder(cfg).decode_to_hailo_nms(case["outputs"], format="byte_mask", mask_budget=budget)
+        sizes[version] = frame.size
+    default = getattr(hd.DecoderConfig(case["infos"], semantics="ultralytics"), "hailort_version", "4.23")
+    assert sizes[None] == sizes[byte_mask.byte_mask_layout(default)]
+    assert sizes["5.2"] == sizes["4.23"] + 8 * n
+
+
 @pytest.mark.parametrize("bad", ["5", "v5.2", "5.2.x", "", 5.2, None])
 def test_version_spelling(bad):
     if bad is None:  # the writers' default is 4.23's layout

@@ -109,6 +109,21 @@ def test_the_installed_version_is_read(hp_any):
     assert hailort._pyhailort_version() == {"4.23": (4, 23, 0), "5.2": (5, 2, 0)}[_version(hp_any)]
 
 
+def test_from_hailo_follows_the_installed_version(hp_any, tmp_path):
+    """from_hailo gives the config the installed HailoRT's version (the ops the hailort preset then
+    matches, the byte-mask records decode_to_hailo_nms writes); an explicit one stands."""
+    if not hailort._config_takes_hailort_version():
+        pytest.skip("DecoderConfig has no hailort_version setting in this build")
+    path = _hef(tmp_path, renamed=False, nms=False)
+    _model(hp_any, path, nms=False)
+    im = hp_any.VDevice().create_infer_model(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hailort.HefQuantizationWarning)
+        cfg = hailort.config_from_hailo(im, **SIGMOID)
+        assert str(cfg.hailort_version).startswith(_version(hp_any))
+        assert str(hailort.config_from_hailo(im, hailort_version="4.23", **SIGMOID).hailort_version).startswith("4.23")
+
+
 def test_an_unreadable_version_is_an_error(hp, monkeypatch):
     monkeypatch.setattr(hp, "__version__", "unknown")
     with pytest.raises(ValueError, match="cannot be told"):

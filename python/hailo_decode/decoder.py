@@ -187,7 +187,7 @@ class Decoder:
 
     def decode_to_hailo_nms(self, raw: Frames, out: Optional[np.ndarray] = None, *, format: str = "by_class",  # noqa: A002
                             max_bboxes_total: Optional[int] = None, mask_budget: Optional[int] = None,
-                            hailort_version: str = "4.23", mask_threshold: Optional[float] = None) -> np.ndarray:
+                            hailort_version: Optional[str] = None, mask_threshold: Optional[float] = None) -> np.ndarray:
         """Decode straight into one of HailoRT's NMS output layouts, written into `out` when given.
 
         format="by_class": the flat HAILO_NMS_BY_CLASS float32 buffer, shape (size,) for one
@@ -200,7 +200,8 @@ class Decoder:
         format="byte_mask" (a -seg model): the HAILO_NMS_WITH_BYTE_MASK uint8 frame of
         2 + record * max_bboxes_total + mask_budget bytes ((N, bytes) for a batch; defaults: every
         detection, HailoRT's 2 * H * W), records of HailoRT `hailort_version` ("4.23": 38 bytes,
-        every version before 5.2; "5.2": 46 bytes, 5.2.0+).
+        every version before 5.2; "5.2": 46 bytes, 5.2.0+); default: the config's hailort_version
+        (the HailoRT whose ops it follows), "4.23" when it has none.
         YOLOv5/YOLOv7-seg heads under the hailort preset with hailort_version "4.23": HailoRT 4.23's
         yolov5_seg op's own frame, byte for byte (hailo_decode/yolov5_seg.hpp): its NMS, its
         sigmoid, stb resize, inclusive crop and `> mask_threshold` (default: the HEF's, else 0.5),
@@ -210,13 +211,15 @@ class Decoder:
         if format not in NMS_FORMATS[:2] and format != "byte_mask":
             raise ValueError(f"format must be 'by_class', 'by_score' or 'byte_mask', got {format!r}")
         if format == "byte_mask":
+            if hailort_version is None:  # the HailoRT the config follows (from_hailo: the installed one)
+                hailort_version = str(getattr(self.config, "hailort_version", None) or "4.23")
             if self._hailort_seg_op(hailort_version):
                 return self._hailort_seg_frames(raw, out, max_bboxes_total, mask_budget, mask_threshold)
             if mask_threshold is not None:
                 raise TypeError("mask_threshold applies to YOLOv5-seg heads under the hailort preset (HailoRT's "
                                 "yolov5_seg op) only")
             return self._decode_to_byte_mask(raw, out, max_bboxes_total, mask_budget, hailort_version)
-        if mask_budget is not None or hailort_version != "4.23" or mask_threshold is not None:
+        if mask_budget is not None or hailort_version is not None or mask_threshold is not None:
             raise TypeError("mask_budget, hailort_version and mask_threshold apply to format='byte_mask' only")
         cfg = self.config
         mpc = hailo_max_per_class(cfg.max_per_class)
