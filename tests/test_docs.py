@@ -381,6 +381,16 @@ def setup_yolov5(ctx: Ctx) -> Dict[str, Any]:
 
 
 @setup
+def setup_ssd(ctx: Ctx) -> Dict[str, Any]:
+    """`outputs`, `raw` and mobilenet_ssd_nms_postprocess_config.json: an ssd_mobilenet_v1-like
+    model (tests/test_ssd.py's Model Zoo decoders), six reg/cls pairs at 300x300, 91 classes."""
+    from test_ssd import ssd_case, zoo_json
+    outputs, raw, *_ = ssd_case(np.random.default_rng(8))
+    (ctx.tmp / "mobilenet_ssd_nms_postprocess_config.json").write_text(json.dumps(zoo_json()))
+    return {"outputs": outputs, "raw": raw}
+
+
+@setup
 def setup_yolox(ctx: Ctx) -> Dict[str, Any]:
     """`outputs`, `raw` and nms_config_yolox_s_leaky.json: a YOLOX-s-like model, 80 classes;
     per stride reg (4), objectness (1) and class (80) outputs named as docs/families.md names them."""

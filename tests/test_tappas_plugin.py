@@ -336,6 +336,27 @@ def test_yolox_from_an_inline_nms_json(built, tmp_path):
     assert err == ""
 
 
+def test_ssd_heads_from_an_inline_model_zoo_nms_json(built, tmp_path):
+    """SSD raw heads (ssd_mobilenet_v1's six reg/cls pairs, 91 classes with the background) read by
+    the plugin from the Model Zoo's SSD NMS JSON inline: the Python Decoder's detections, TAPPAS
+    class ids 1..90 (the background removed, as COCO's 91-id labels have them)."""
+    from test_ssd import CLS, GRIDS, REG, ZOO_W, zoo_json
+    rng = np.random.default_rng(7)
+    doc = zoo_json(score_th=0.5)
+    outs = []
+    for i, g in enumerate(GRIDS):
+        a = len(ZOO_W[i])
+        outs.append(Out("ssd/" + REG[i], rng.integers(100, 156, size=(2, g, g, 4 * a), dtype=np.uint8), "UINT8",
+                        127.5, 8.0 / 255))
+        outs += _anchor_outputs(rng, [("ssd/" + CLS[i], 1)], [91 * a], g)
+    infos = [hd.OutputInfo(o.name, o.data.shape[1:], "uint8", zp=o.zp, scale=o.scale) for o in outs]
+    expected = _python_frames(hd.DecoderConfig.from_nms_json(doc, infos), outs)
+    labels = _labels([f"c{k}" for k in range(1, 91)])
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), dict(nms_json=doc, labels=labels), tmp=tmp_path)
+    assert _check_detections(frames, expected, labels) >= 3
+    assert err == ""
+
+
 def hd_coco() -> List[str]:
     return json.loads((EXAMPLES / "detect.json").read_text())["labels"][1:]
 

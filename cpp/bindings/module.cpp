@@ -19,6 +19,7 @@
 #include "hailo_decode/pack_by_score.hpp"
 #include "hailo_decode/bbox_only.hpp"
 #include "hailo_decode/yolov5_seg.hpp"
+#include "hailo_decode/yolov5_bbox_only.hpp"
 #include "masks.hpp"
 #include "setup.hpp"
 #include "../src/kernels/kernels.hpp"
@@ -285,7 +286,8 @@ PYBIND11_MODULE(_native, m) {
         .value("NHWC", Order::NHWC).value("NHCW", Order::NHCW).value("F8CR", Order::F8CR).value("NCHW", Order::NCHW);
 
     py::enum_<HeadKind>(m, "HeadKind")
-        .value("DFL", HeadKind::DFL).value("YOLOV5", HeadKind::YOLOV5).value("YOLOX", HeadKind::YOLOX);
+        .value("DFL", HeadKind::DFL).value("YOLOV5", HeadKind::YOLOV5).value("YOLOX", HeadKind::YOLOX)
+        .value("SSD", HeadKind::SSD);
     py::enum_<KeypointDecode>(m, "KeypointDecode")
         .value("YOLOV8", KeypointDecode::YOLOV8).value("YOLO26", KeypointDecode::YOLO26);
     py::enum_<AngleDecode>(m, "AngleDecode").value("SIGMOID", AngleDecode::SIGMOID).value("RAW", AngleDecode::RAW);
@@ -450,6 +452,25 @@ PYBIND11_MODULE(_native, m) {
     m.def("decode_bbox_only", &bbox_only, py::arg("rows"), py::arg("proposals"), py::arg("num_classes"),
           py::arg("settings"),
           "yolov8_bbox_only rows (proposals x (4 + classes) float32) -> (boxes, scores, class_ids) after NMS.");
+    py::class_<Yolov5BboxOnly>(m, "Yolov5BboxOnly")
+        .def(py::init<Config>(), py::arg("config"))
+        .def_property_readonly("proposals", &Yolov5BboxOnly::proposals)
+        .def_property_readonly("row_floats", &Yolov5BboxOnly::row_floats)
+        .def("write", [](const Yolov5BboxOnly& op, const Config& cfg, const std::vector<py::array>& arrays, size_t n_frames,
+                         py::array& out) {
+            if (arrays.size() != cfg.outputs.size())
+                throw py::value_error("expected " + std::to_string(cfg.outputs.size()) + " arrays, got " +
+                                      std::to_string(arrays.size()));
+            std::vector<const void*> ptrs(arrays.size());
+            std::vector<size_t> elements(arrays.size());
+            for (size_t i = 0; i < arrays.size(); ++i) ptrs[i] = checked_buffer(arrays[i], cfg.outputs[i], elements[i]);
+            size_t n = 0;
+            float* o = writeable_output<float>(out, n, "float32");
+            py::gil_scoped_release release;
+            op.write(ptrs.data(), elements.data(), n_frames, o, n);
+        }, py::arg("config"), py::arg("arrays"), py::arg("n_frames"), py::arg("out"),
+           "The yolov5_bbox_only op's rows of n_frames frames into the float32 array `out` (config: the one the "
+           "writer was made with, for the arrays' checks).");
     m.def("hailo_nms_by_score_bytes", &hailo_nms_by_score_bytes, py::arg("max_bboxes_total"),
           "Bytes of a HAILO_NMS_BY_SCORE frame: 2 + 22 * max_bboxes_total.");
     m.def("simd_info", [] {

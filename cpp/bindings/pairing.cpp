@@ -50,7 +50,8 @@ std::string output_name(const py::dict& d, const char* role) {
 NamedHead named_head(py::handle item) {
     if (!py::isinstance<py::dict>(item)) throw py::type_error("heads must be dicts, got " + repr_of(item));
     const py::dict d = py::reinterpret_borrow<py::dict>(item);
-    static const std::vector<std::string> keys{"kind", "box", "cls", "mask", "kpt", "angle", "obj", "stride", "anchors"};
+    static const std::vector<std::string> keys{"kind", "box", "cls", "mask", "kpt", "angle", "obj", "stride", "anchors",
+                                               "box_anchors", "ssd"};
     for (const auto& kv : d) {
         const std::string k = py::str(kv.first);
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) throw py::type_error("unknown head key " + repr_of(kv.first));
@@ -59,7 +60,8 @@ NamedHead named_head(py::handle item) {
     const std::string kind = d.contains("kind") ? py::str(d["kind"]).cast<std::string>() : "dfl";
     if (kind == "yolov5") h.kind = HeadKind::YOLOV5;
     else if (kind == "yolox") h.kind = HeadKind::YOLOX;
-    else if (kind != "dfl") throw py::value_error("head kind must be 'dfl', 'yolov5' or 'yolox', got " + repr_of(d["kind"]));
+    else if (kind == "ssd") h.kind = HeadKind::SSD;
+    else if (kind != "dfl") throw py::value_error("head kind must be 'dfl', 'yolov5', 'yolox' or 'ssd', got " + repr_of(d["kind"]));
     h.box = output_name(d, "box");
     h.cls = output_name(d, "cls");
     h.mask = output_name(d, "mask");
@@ -77,6 +79,13 @@ NamedHead named_head(py::handle item) {
             if (wh.size() != 2) throw py::value_error("anchors must be (w, h) pairs, got " + repr_of(a));
             h.anchors.emplace_back(to_int(to_int64(wh[0])), to_int(to_int64(wh[1])));
         }
+    if (d.contains("box_anchors"))  // SSD: floats, checked by pair_outputs
+        for (const py::handle a : d["box_anchors"]) {
+            const py::tuple wh = py::tuple(py::reinterpret_borrow<py::object>(a));
+            if (wh.size() != 2) throw py::value_error("anchors must be (w, h) pairs, got " + repr_of(a));
+            h.box_anchors.emplace_back(py::float_(wh[0]).cast<double>(), py::float_(wh[1]).cast<double>());
+        }
+    if (d.contains("ssd")) h.ssd = d["ssd"].cast<SsdCoding>();
     return h;
 }
 

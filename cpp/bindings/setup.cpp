@@ -39,6 +39,16 @@ void bind_setup(py::module_& m) {
         .def_readwrite("width", &setup::OutputShape::width)
         .def_readwrite("channels", &setup::OutputShape::channels);
 
+    py::class_<SsdCoding>(m, "SsdCoding")
+        .def(py::init<>())
+        .def_readwrite("centers_scale", &SsdCoding::centers_scale)
+        .def_readwrite("dims_scale", &SsdCoding::dims_scale)
+        .def_readwrite("ty_index", &SsdCoding::ty_index)
+        .def_readwrite("tx_index", &SsdCoding::tx_index)
+        .def_readwrite("th_index", &SsdCoding::th_index)
+        .def_readwrite("tw_index", &SsdCoding::tw_index)
+        .def_readwrite("background_class", &SsdCoding::background_class);
+
     py::class_<setup::NamedHead>(m, "NamedHead")
         .def(py::init<>())
         .def_readwrite("kind", &setup::NamedHead::kind)
@@ -49,7 +59,9 @@ void bind_setup(py::module_& m) {
         .def_readwrite("angle", &setup::NamedHead::angle)
         .def_readwrite("obj", &setup::NamedHead::obj)
         .def_readwrite("stride", &setup::NamedHead::stride)
-        .def_readwrite("anchors", &setup::NamedHead::anchors);
+        .def_readwrite("anchors", &setup::NamedHead::anchors)
+        .def_readwrite("box_anchors", &setup::NamedHead::box_anchors)
+        .def_readwrite("ssd", &setup::NamedHead::ssd);
 
     py::class_<setup::Layout>(m, "Layout")
         .def(py::init<>())
@@ -62,7 +74,8 @@ void bind_setup(py::module_& m) {
         .def_readwrite("bins", &setup::Layout::bins)
         .def_readwrite("num_keypoints", &setup::Layout::num_keypoints)
         .def_readwrite("keypoint_dims", &setup::Layout::keypoint_dims)
-        .def_readwrite("proto", &setup::Layout::proto);
+        .def_readwrite("proto", &setup::Layout::proto)
+        .def_readwrite("ssd", &setup::Layout::ssd);
 
     py::class_<setup::Options>(m, "Options", "Checked options (read_options): read-only.")
         .def_readonly("semantics", &setup::Options::semantics)

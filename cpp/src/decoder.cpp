@@ -16,6 +16,7 @@
 #include "rotated_box.hpp"
 #include "rotated_nms.hpp"
 #include "scan.hpp"
+#include "ssd_heads.hpp"
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
 #include "thread_pool.hpp"
@@ -100,6 +101,7 @@ struct Decoder::Impl {
     std::vector<ClassScorer> gates;      // end2end: one per head, at the lowest class threshold
     size_t total_anchors = 0;            // cells of every head
     std::unique_ptr<AnchorHeads> anchor_heads;  // HeadKind YOLOV5 / YOLOX
+    std::unique_ptr<SsdHeads> ssd_heads;        // HeadKind SSD
     std::vector<Workspace> workspaces;   // one per thread
     std::vector<FrameSlot> frames;       // last decode's frames
     std::unique_ptr<ThreadPool> pool;
@@ -249,6 +251,14 @@ void Decoder::Impl::validate() {
             std::to_string(s.score_threshold.size()));
     views.reserve(cfg.outputs.size());
     for (const auto& o : cfg.outputs) views.push_back(make_tensor_view(o));
+    if (cfg.kind == HeadKind::SSD) {  // SSD heads: their own room validates them (ssd_heads.hpp)
+        if (s.end2end) bad("end2end selection is for DFL heads (YOLO26/YOLOv10), not SSD heads");
+        for (const HeadSpec& h : cfg.heads)
+            if (h.kpt_output >= 0 || h.angle_output >= 0 || h.mask_output >= 0 || cfg.proto_output >= 0)
+                bad("keypoint, angle and mask outputs need DFL heads, not SSD heads");
+        ssd_heads.reset(new SsdHeads(cfg, views));
+        return;
+    }
     if (cfg.kind != HeadKind::DFL) {  // anchor-based heads: their own room validates them
         if (s.end2end) bad("end2end selection is for DFL heads (YOLO26/YOLOv10), not anchor-based ones");
         // YOLOv5-seg: the coefficients lie in the head's tensor (anchor_seg.hpp), the prototype apart.
@@ -478,6 +488,11 @@ void Decoder::Impl::decode_frame(const void* const* tensors, size_t frame, Works
     ws.tensors = tensors;
     ws.frame = frame;
     switch (cfg.kind) {
+        case HeadKind::SSD:
+            ssd_heads->collect(tensors, frame, ws.candidates, ws.boxes);
+            sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
+            suppress(ws.candidates, ws.boxes, cfg.settings, cfg.num_classes, ws.nms, ws.results);
+            return;
         case HeadKind::YOLOV5:
         case HeadKind::YOLOX:
             anchor_heads->collect(tensors, frame, ws.candidates, ws.boxes);

@@ -7,7 +7,7 @@ demo_data > config > pairing > heads > outputs > _core.
 """
 
 from ._core import simd_info
-from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead
+from .config import BOX_FORMATS, SEMANTICS, AnchorHead, DecoderConfig, Head, OutputInfo, SsdHead, YoloxHead
 from .decoder import Decoder
 from .detections import Detections, decode_hailo_nms, hailo_nms_buffer_size
 from .hef import HefError, HefMismatchWarning, read_hef
@@ -42,4 +42,5 @@ __all__ = [
     "read_hef",
     "simd_info",
     "YoloxHead",
+    "SsdHead",
 ]

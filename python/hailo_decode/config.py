@@ -14,12 +14,12 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union, cast
 import numpy as np
 
 from . import _core
-from .heads import AnchorHead, Head, YoloxHead
+from .heads import AnchorHead, Head, SsdHead, YoloxHead
 from .outputs import OutputInfo
 from .pairing import _head, _head_repr, pair_outputs
 
-__all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS", "end2end_choice",
-           "KEYPOINT_DECODES", "ANGLE_DECODES", "task_decode_choice"]
+__all__ = ["OutputInfo", "Head", "AnchorHead", "YoloxHead", "SsdHead", "DecoderConfig", "SEMANTICS", "BOX_FORMATS",
+           "end2end_choice", "KEYPOINT_DECODES", "ANGLE_DECODES", "task_decode_choice"]
 
 # Views of the core's choices and presets (cpp/src/setup/options.cpp).
 BOX_FORMATS = tuple(_core.choices("box_format"))

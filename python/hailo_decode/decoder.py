@@ -99,6 +99,7 @@ class Decoder:
             self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
         self._seg_op: Optional["Decoder"] = None  # YOLOv5-seg's HailoRT byte-mask frames, likewise
+        self._v5_bbox: Optional[Tuple[Any, Any]] = None  # the yolov5_bbox_only writer, built on first use
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
         if not isinstance(raw, Mapping):
@@ -206,10 +207,14 @@ class Decoder:
         yolov5_seg op's own frame, byte for byte (hailo_decode/yolov5_seg.hpp): its NMS, its
         sigmoid, stb resize, inclusive crop and `> mask_threshold` (default: the HEF's, else 0.5),
         its count at max_bboxes_total (default: HailoRT's max_proposals_per_class x classes) and
-        when a mask overflows mask_budget; each record's mask pointer points into `out`."""
+        when a mask overflows mask_budget; each record's mask pointer points into `out`.
+        format="bbox_only" (YOLOv5 heads): the yolov5_bbox_only op's float32 array, (1, proposals,
+        5 + classes) for one frame, (N, 1, proposals, 5 + classes) for a batch: every anchor's
+        {y_min, x_min, y_max, x_max} (normalized), objectness and class values, no NMS
+        (`hd.decode_hailo_nms(..., format="bbox_only", bbox_op="yolov5")` reads it back)."""
         dtype: np.dtype
-        if format not in NMS_FORMATS[:2] and format != "byte_mask":
-            raise ValueError(f"format must be 'by_class', 'by_score' or 'byte_mask', got {format!r}")
+        if format not in NMS_FORMATS:
+            raise ValueError(f"format must be 'by_class', 'by_score', 'byte_mask' or 'bbox_only', got {format!r}")
         if format == "byte_mask":
             if hailort_version is None:  # the HailoRT the config follows (from_hailo: the installed one)
                 hailort_version = str(getattr(self.config, "hailort_version", None) or "4.23")
@@ -221,6 +226,10 @@ class Decoder:
             return self._decode_to_byte_mask(raw, out, max_bboxes_total, mask_budget, hailort_version)
         if mask_budget is not None or hailort_version is not None or mask_threshold is not None:
             raise TypeError("mask_budget, hailort_version and mask_threshold apply to format='byte_mask' only")
+        if format == "bbox_only":
+            if max_bboxes_total is not None:
+                raise TypeError("max_bboxes_total applies to format='by_score' only")
+            return self._yolov5_bbox_only(raw, out)
         cfg = self.config
         mpc = hailo_max_per_class(cfg.max_per_class)
         if format == "by_score":
@@ -311,6 +320,27 @@ class Decoder:
             self._seg_op = Decoder(cfg.replace(max_per_class=None, max_total=None, box_format="yxyx_normalized"))
         rows = out.reshape(-1)[:n * size].reshape(n, size)
         self._seg_op._core.hailort_seg_frames(arrays, n, int(max_total), float(mask_threshold), rows)
+        return out
+
+    def _yolov5_bbox_only(self, raw: Frames, out: Optional[np.ndarray]) -> np.ndarray:
+        if self.config.head_kind != "yolov5":
+            raise ValueError(f"format='bbox_only' is the yolov5_bbox_only op's array, written for YOLOv5 heads; this "
+                             f"config has {self.config.head_kind} heads")
+        if self._v5_bbox is None:
+            core_cfg = _core_config(self.config)
+            self._v5_bbox = (core_cfg, _core.Yolov5BboxOnly(core_cfg))
+        core_cfg, op = self._v5_bbox
+        arrays, batch = self._arrays(raw)
+        n = 1 if batch is None else batch
+        shape = (1, op.proposals, op.row_floats) if batch is None else (n, 1, op.proposals, op.row_floats)
+        if out is None:
+            out = np.empty(shape, np.float32)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous float32 ndarray for format='bbox_only'")
+        elif out.size < int(np.prod(shape)):
+            raise ValueError(f"out holds {out.size} float32 values, {n} frame(s) of the yolov5_bbox_only form need "
+                             f"{int(np.prod(shape))}")
+        op.write(core_cfg, arrays, n, out.reshape(-1))
         return out
 
     # -- HailoRT integration: the work lives in hailo_decode.hailort (which imports hailo_platform lazily) --

@@ -484,12 +484,18 @@ def _by_score(output: Any, num_classes: Optional[int], max_per_class: Optional[i
 
 
 def _bbox_only(output: Any, num_classes: Optional[int], image_size: Optional[Tuple[int, int]], box_format: str,
-               semantics: str, settings: Any) -> Union[Detections, List[Detections]]:
+               semantics: str, settings: Any, bbox_op: str = "yolov8") -> Union[Detections, List[Detections]]:
     a = np.asarray(output)
     if a.ndim == 4 or (a.ndim == 3 and a.shape[0] != 1):  # (N, 1, proposals, 4 + C) or (N, proposals, 4 + C)
-        return [cast(Detections, _bbox_only(f, num_classes, image_size, box_format, semantics, settings)) for f in a]
-    rows = bbox_only.rows(a, num_classes)
-    arrays = bbox_only.nms(rows, semantics=semantics, **settings)
+        return [cast(Detections, _bbox_only(f, num_classes, image_size, box_format, semantics, settings, bbox_op))
+                for f in a]
+    if bbox_op == "yolov5":  # {box, objectness, classes}: the YOLOv5 op's scores, then the same NMS
+        rows = bbox_only.yolov5_scores(bbox_only.rows(a, None if num_classes is None else num_classes + 1),
+                                       semantics=semantics, **settings)
+        arrays = bbox_only.nms(rows, semantics=semantics, **dict(settings, class_activation="none"))
+    else:
+        rows = bbox_only.rows(a, num_classes)
+        arrays = bbox_only.nms(rows, semantics=semantics, **settings)
     nc = rows.shape[1] - bbox_only.BOX_VALUES
     mpc = settings.get("max_per_class", SEMANTICS[semantics]["max_per_class"])  # the cap nms ran with
     return _detections(arrays, image_size, box_format, nc, mpc)
@@ -513,6 +519,7 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
                      max_per_class: Optional[int] = None, max_bboxes_total: Optional[int] = None,
                      image_size: Optional[Tuple[int, int]] = None, box_format: str = "yxyx_normalized",
                      semantics: str = "hailort", hailort_version: Optional[str] = None, crop_opt: bool = False,
+                     bbox_op: str = "yolov8",
                      **nms_settings: Any) -> Union[Detections, List[Detections]]:
     """HailoRT's own NMS output -> the same Detections the raw path gives.
 
@@ -538,7 +545,15 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     this runs it as the Decoder does, with the `semantics` preset (HailoRT's by default: the
     detections its NMS op would give) and any DecoderConfig NMS setting as a keyword
     (score_threshold, iou_threshold, max_per_class, ...: take them from the HEF's op).
+    bbox_op="yolov5": the yolov5_bbox_only op's output instead, (1, proposals, 5 + classes) rows of
+    {box, objectness, classes} (flat needs num_classes, the classes alone); each class's score is
+    class x objectness and a proposal whose objectness fails the score test gives none, as HailoRT's
+    YOLOv5 op scores them, before the same NMS.
     """
+    if bbox_op not in bbox_only.BBOX_OPS:
+        raise ValueError(f"bbox_op must be one of {bbox_only.BBOX_OPS}, got {bbox_op!r}")
+    if bbox_op != "yolov8" and format != "bbox_only":
+        raise TypeError(f"bbox_op applies to format=\"bbox_only\" only, got format={format!r}")
     if format not in NMS_FORMATS:
         raise ValueError(f"format must be one of {NMS_FORMATS}, got {format!r}")
     if box_format not in BOX_FORMATS:
@@ -548,7 +563,7 @@ def decode_hailo_nms(output: Any, *, format: str = "by_class", num_classes: Opti
     if format == "bbox_only":
         if max_per_class is not None:  # the NMS setting: checked by the core with the others
             nms_settings["max_per_class"] = max_per_class
-        return _bbox_only(output, num_classes, image_size, box_format, semantics, nms_settings)
+        return _bbox_only(output, num_classes, image_size, box_format, semantics, nms_settings, bbox_op)
     max_per_class = _count(max_per_class, "max_per_class")
     if format == "byte_mask":
         if nms_settings or semantics != "hailort":

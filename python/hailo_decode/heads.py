@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence, Tuple
 from . import _core
 
 
-__all__ = ["Head", "AnchorHead", "YoloxHead", "TASKS"]
+__all__ = ["Head", "AnchorHead", "YoloxHead", "SsdHead", "TASKS"]
 
 # No network input is this large; the core holds sizes and strides as 32-bit integers.
 MAX_IMAGE_SIDE = 1 << 20
@@ -92,3 +92,55 @@ class YoloxHead(Head):
     @property
     def reg(self) -> str:
         return self.box
+
+
+@dataclass(frozen=True, init=False)
+class SsdHead(Head):
+    """An SSD head (HailoRT's ssd op; Model Zoo ssd_mobilenet_v1/v2): a regression tensor of A x 4
+    channels (ty, tx, th, tw per anchor in `reg_order`) and a class tensor of A x classes channels
+    (with `background`, the index of the background class among them, 0 or the last, or None), and
+    its A anchors as (w, h) pairs normalized by the input size (floats). The box coding is
+    HailoRT's: x_centre = tx / centers_scale * w_a + (col + 0.5) / W, w = exp(tw / dims_scale) * w_a.
+    Every head of a model shares centers_scale, dims_scale, reg_order and background. `box` names
+    reg. SSD grids do not divide the input (19 x 19 at 300): give image_size.
+
+        SsdHead("ssd/conv13", "ssd/conv14", anchors=((0.1, 0.1), (0.28, 0.14), (0.14, 0.28)), background=0)
+    """
+
+    anchors: Tuple[Tuple[float, float], ...] = ()
+    centers_scale: float = 10.0
+    dims_scale: float = 5.0
+    reg_order: str = "yxhw"
+    background: Optional[int] = None
+
+    def __init__(self, reg: str, cls: str, anchors: Iterable[Sequence[float]], *, centers_scale: float = 10.0,
+                 dims_scale: float = 5.0, reg_order: str = "yxhw", background: Optional[int] = None) -> None:
+        pairs = []
+        for a in anchors:
+            try:
+                aw, ah = a
+                pairs.append((float(aw), float(ah)))
+            except (TypeError, ValueError):
+                raise ValueError(f"SSD head {reg!r}: anchors must be (w, h) pairs of numbers, got {a!r}") from None
+        if sorted(str(reg_order)) != sorted("yxhw") or len(str(reg_order)) != 4:
+            raise ValueError(f"SSD head {reg!r}: reg_order must order the letters y, x, h, w (e.g. 'yxhw'), got {reg_order!r}")
+        object.__setattr__(self, "box", reg)
+        object.__setattr__(self, "cls", cls)
+        object.__setattr__(self, "stride", None)
+        object.__setattr__(self, "anchors", tuple(pairs))
+        object.__setattr__(self, "centers_scale", float(centers_scale))
+        object.__setattr__(self, "dims_scale", float(dims_scale))
+        object.__setattr__(self, "reg_order", str(reg_order))
+        object.__setattr__(self, "background", None if background is None else int(background))
+
+    @property
+    def reg(self) -> str:
+        return self.box
+
+    def coding(self) -> "_core.SsdCoding":
+        """The box coding as the core holds it."""
+        c = _core.SsdCoding()
+        c.centers_scale, c.dims_scale = self.centers_scale, self.dims_scale
+        c.ty_index, c.tx_index, c.th_index, c.tw_index = (self.reg_order.index(k) for k in "yxhw")
+        c.background_class = -1 if self.background is None else self.background
+        return c

@@ -33,7 +33,7 @@ import zlib
 from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import AnchorHead, DecoderConfig, Head, OutputInfo, YoloxHead, end2end_choice, task_decode_choice
+from .config import AnchorHead, DecoderConfig, Head, OutputInfo, SsdHead, YoloxHead, end2end_choice, task_decode_choice
 
 __all__ = [
     "HefAnchorOp", "HefAnchorDecoder",
@@ -276,6 +276,10 @@ _YOLOX_OP = {1: _F64, 2: _F64, 3: _LEN}
 _YOLOV5_SEG_OP = {1: _F64, 2: _F64, 3: _LEN, 4: _LEN, 5: _F64}
 _PROTO_INFO = {1: _U, 2: _U, 3: _LEN}
 _YOLOX_DECODER = {1: _U, 2: _U, 3: _U, 4: _U}            # stride, reg_pad_index, cls_pad_index, obj_pad_index
+# ProtoHEFSSDNmsOp: image_height 1, image_width 2, centers_scale_factor 3, bbox_dimensions_scale_factor 4,
+# ty 5, tx 6, th 7, tw 8, bbox_decoders 9
+_SSD_OP = {1: _F64, 2: _F64, 3: _U, 4: _U, 5: _U, 6: _U, 7: _U, 8: _U, 9: _LEN}
+_SSD_DECODER = {1: (2, 5), 2: (2, 5), 3: _U, 4: _U}      # h, w (repeated float), reg_pad_index, cls_pad_index
 _IMAGE_DIMS = {1: _F64, 2: _F64}                          # image_height/width of the other NMS kinds
 _LOGITS_OP = {1: _U}                                      # ProtoHEFLogitsOp: logits_type (0 argmax, 1 softmax)
 _CONTEXT = {1: _U, 3: _LEN}                               # ProtoHEFContext: context_index, metadata
@@ -449,6 +453,10 @@ class HefAnchorOp:
     output_name: str = ""
     proto_layer: Optional[str] = None   # yolov5_seg
     mask_threshold: float = 0.0         # yolov5_seg
+    # SSD (kind "ssd"): (centers_scale_factor, bbox_dimensions_scale_factor, ty, tx, th, tw) and the
+    # background class removed (None: no background_removal); decoders' anchors are floats there.
+    ssd_coding: Tuple[float, ...] = ()
+    background: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -782,6 +790,8 @@ def _network_group(g: _Msg, i: int, features: _Features) -> HefNetworkGroup:
             pp_ops.append(HefPostProcessOp(op_name, kind, out_name, in_pads))
             if kind in ("yolov5", "yolox", "yolov5_seg") and anchor_op is None:
                 anchor_op = _anchor_op(n, kind, op_name, out_name, resolve)
+            if kind == "ssd" and anchor_op is None:
+                anchor_op = _ssd_op(n, op_name, out_name, resolve)
             if kind == "yolov8" and nms is None:
                 y = n.need(12, "yolov8_nms_op", _YOLOV8_OP)
                 decs = []
@@ -862,15 +872,58 @@ def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) ->
                        **extra)
 
 
+def _packed_f32s(m: _Msg, num: int) -> Tuple[float, ...]:
+    """A repeated float field, packed (proto3's default) or not."""
+    out: List[float] = []
+    for wt, val in m._f.get(num, ()):
+        if wt == 5:
+            out.append(struct.unpack_from("<f", m._d, val)[0])
+            continue
+        s, e = val
+        if (e - s) % 4:
+            raise HefError(f"corrupt protobuf in {m.path}: packed floats (field {num}) of {e - s} bytes, "
+                           f"not a multiple of 4")
+        out.extend(struct.unpack_from(f"<{(e - s) // 4}f", m._d, s))
+    return tuple(out)
+
+
+def _ssd_op(n: _Msg, op_name: str, out_name: str, resolve: Any) -> HefAnchorOp:
+    """The SSD op (ProtoHEFNmsOp field 9) and its decoders, as HailoRT's create_ssd_op_metadata
+    reads them (hef.cpp): regression indices all 0 mean its defaults (ty 0, tx 1, th 2, tw 3)."""
+    y = n.need(9, "ssd_nms_op", _SSD_OP)
+    decs: List[HefAnchorDecoder] = []
+    for d in y.msgs(9, "bbox_decoders", _SSD_DECODER):
+        hs, ws = _packed_f32s(d, 1), _packed_f32s(d, 2)
+        if len(hs) != len(ws):
+            raise HefError(f"{d.path}: {len(hs)} anchor heights but {len(ws)} widths")
+        decs.append(HefAnchorDecoder(stride=0, layer=resolve(d.u32(3)), cls_layer=resolve(d.u32(4)),
+                                     anchors=tuple(zip(ws, hs)), pad_indices=(d.u32(3), d.u32(4))))  # type: ignore[arg-type]
+    order = (y.u32(5), y.u32(6), y.u32(7), y.u32(8))
+    if order == (0, 0, 0, 0):
+        order = (0, 1, 2, 3)
+    return HefAnchorOp(name=op_name, kind="ssd", score_threshold=n.f64(1), iou_threshold=n.f64(2),
+                       max_proposals_per_class=n.u32(3), classes=n.u32(4),
+                       image_height=_op_image_side(y, 1, "image_height"),
+                       image_width=_op_image_side(y, 2, "image_width"), decoders=tuple(decs), output_name=out_name,
+                       ssd_coding=(float(y.u32(3)), float(y.u32(4))) + order,
+                       background=n.u32(6) if n.flag(5) else None)
+
+
 def _anchor_op_heads(ng: "HefNetworkGroup", op: HefAnchorOp) -> Tuple[List[Head], List[str], Dict[str, Any]]:
     """Heads, the outputs they use (in the HEF's output order) and the op's settings."""
     heads: List[Head] = []
     for k, d in enumerate(op.decoders):
-        layers = (d.layer,) if op.kind != "yolox" else (d.layer, d.obj_layer, d.cls_layer)
+        layers = (d.layer, d.cls_layer) if op.kind == "ssd" else (d.layer,) if op.kind != "yolox" else (
+            d.layer, d.obj_layer, d.cls_layer)
         if any(x is None for x in layers):
             raise ValueError(f"{op.kind} op {op.name!r}: bbox decoder {k} points at pad(s) {list(d.pad_indices)} that "
                              f"are not outputs of {ng.name!r}")
-        if op.kind != "yolox":
+        if op.kind == "ssd":
+            cs, ds, ty, tx, th, tw = op.ssd_coding
+            order = "".join(k for _, k in sorted(zip((ty, tx, th, tw), "yxhw")))
+            heads.append(SsdHead(str(d.layer), str(d.cls_layer), d.anchors, centers_scale=cs, dims_scale=ds,
+                                 reg_order=order, background=op.background))
+        elif op.kind != "yolox":
             heads.append(AnchorHead(str(d.layer), d.anchors, int(d.stride) or None))
         else:
             heads.append(YoloxHead(str(d.layer), str(d.obj_layer), str(d.cls_layer), int(d.stride) or None))
@@ -1384,7 +1437,9 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
     try:
         config = DecoderConfig(outputs, heads, **kw)
         if "class_activation" not in settings:
-            activation, _ = infer_class_activation([ng.output(h.cls) for h in config.heads])
+            # (the SSD op reads its class values as they are: no activation to infer)
+            activation = (infer_class_activation([ng.output(h.cls) for h in config.heads])[0]
+                          if config.head_kind != "ssd" else None)
             if activation is not None:  # explicit, so that replace(semantics=...) keeps it
                 config = config.replace(class_activation=activation)
         if "end2end" not in settings and end2end_choice(config)[0]:  # 4-channel box tensors: YOLO26
@@ -1400,7 +1455,8 @@ def config_from_hef(source: Union[str, os.PathLike, bytes, HefInfo], network_gro
         raise ValueError(f"NMS op {nms.name!r} says {nms.classes} classes, class outputs have {config.num_classes} "
                          f"channels")
     op = ng.anchor_op
-    if nms is None and op is not None and op.classes and op.classes != config.num_classes:
+    op_classes = config.num_classes + (op.background is not None) if op is not None and op.kind == "ssd" else config.num_classes
+    if nms is None and op is not None and op.classes and op.classes != op_classes:  # (SSD's count the background)
         raise ValueError(f"{op.kind} op {op.name!r} says {op.classes} classes, the outputs hold {config.num_classes}")
     if nms is None and op is not None and op.kind == "yolov5_seg" and config.proto is not None:
         # decode_to_hailo_nms(format="byte_mask")'s default, as the op reads it (a float32)

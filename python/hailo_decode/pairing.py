@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, NamedTuple, Optional, Sequence, Tuple
 
 from . import _core
-from .heads import AnchorHead, Head, YoloxHead
+from .heads import AnchorHead, Head, SsdHead, YoloxHead
 from .outputs import OutputInfo
 
-_KIND_NAMES = {_core.HeadKind.DFL: "dfl", _core.HeadKind.YOLOV5: "yolov5", _core.HeadKind.YOLOX: "yolox"}
+_KIND_NAMES = {_core.HeadKind.DFL: "dfl", _core.HeadKind.YOLOV5: "yolov5", _core.HeadKind.YOLOX: "yolox",
+               _core.HeadKind.SSD: "ssd"}
 
 
 class Layout(NamedTuple):
@@ -42,6 +43,8 @@ def pair_outputs(outputs: Sequence[OutputInfo], heads: Optional[Iterable[Head]],
 def _named(h: Any) -> Dict[str, Any]:
     if isinstance(h, AnchorHead):
         return dict(kind="yolov5", box=h.box, stride=h.stride, anchors=list(h.anchors))
+    if isinstance(h, SsdHead):
+        return dict(kind="ssd", box=h.box, cls=h.cls, box_anchors=list(h.anchors), ssd=h.coding())
     if isinstance(h, YoloxHead):
         return dict(kind="yolox", box=h.box, obj=h.obj, cls=h.cls, stride=h.stride)
     if isinstance(h, Head):
@@ -54,12 +57,19 @@ def _head(h: Any) -> Head:
         return AnchorHead(h.box, h.anchors, h.stride)
     if h.kind == _core.HeadKind.YOLOX:
         return YoloxHead(h.box, h.obj, h.cls, h.stride)
+    if h.kind == _core.HeadKind.SSD:
+        c = h.ssd
+        order = "".join(k for _, k in sorted(zip((c.ty_index, c.tx_index, c.th_index, c.tw_index), "yxhw")))
+        return SsdHead(h.box, h.cls, h.box_anchors, centers_scale=c.centers_scale, dims_scale=c.dims_scale,
+                       reg_order=order, background=None if c.background_class < 0 else c.background_class)
     return Head(h.box, h.cls, h.stride, h.mask or None, h.kpt or None, h.angle or None)
 
 
 def _head_repr(h: Head) -> str:
     if isinstance(h, AnchorHead):
         return f"({h.box}, anchors {list(h.anchors)}, stride {h.stride})"
+    if isinstance(h, SsdHead):
+        return f"(reg {h.box}, cls {h.cls}, {len(h.anchors)} anchors)"
     if isinstance(h, YoloxHead):
         return f"(reg {h.box}, obj {h.obj}, cls {h.cls}, stride {h.stride})"
     return "(" + ", ".join(h.outputs()) + f", stride {h.stride})"

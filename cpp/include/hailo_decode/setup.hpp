@@ -43,6 +43,10 @@ struct NamedHead {
     std::string box, cls, mask, kpt, angle, obj;
     int stride = 0;
     std::vector<std::pair<int, int>> anchors;
+    // SSD (kind SSD: box = reg, cls): anchors (w, h) normalized by the input size, and the box
+    // coding, the same on every head (setup/pairing_ssd.hpp).
+    std::vector<std::pair<double, double>> box_anchors;
+    SsdCoding ssd;
 };
 
 // The settings a preset fills, in DecoderConfig's order (Python: SEMANTICS["hailort"] keys):
@@ -145,6 +149,7 @@ struct Layout {
     int bins = 0;                  // 0 for YOLOv5 / YOLOX heads
     int num_keypoints = 0, keypoint_dims = 3;
     std::string proto;             // "" when not segmentation
+    SsdCoding ssd;                 // SSD heads' coding
 };
 // Pairs outputs into heads by shape (heads == nullptr) or checks the heads given, resolves the
 // strides (stride x grid = input size for every head) and checks every output belongs to exactly

@@ -44,7 +44,20 @@ struct TensorSpec {
 //   YOLOV5: YOLOv5/YOLOv7 anchor heads: one tensor of A x (5 + nc) channels, (x, y, w, h,
 //           objectness, classes) per anchor; HeadSpec::anchors holds the A (w, h) pairs in pixels.
 //   YOLOX:  reg (4), objectness (1) and class (nc) tensors per head.
-enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2 };
+//   SSD:    reg (A x 4) and class (A x classes) tensors per head, HeadSpec::box_anchors holding the
+//           A (w, h) pairs normalized by the input size, Config::ssd the box coding (HailoRT's ssd op).
+enum class HeadKind : uint8_t { DFL = 0, YOLOV5 = 1, YOLOX = 2, SSD = 3 };
+
+// SSD heads' box coding and background class (HailoRT 4.23 ssd_post_process.hpp): a cell's anchor
+// a reads its 4 regression channels a*4 + {ty, tx, th, tw}_index, x_centre = tx / centers_scale *
+// anchor_w + (col + 0.5) / W, w = exp(tw / dims_scale) * anchor_w (likewise y, h). The class tensor
+// holds A x (classes + 1) channels when background_class >= 0 (that class, the first or the last,
+// is never a detection; with the first, the other ids move down by one), A x classes otherwise.
+struct SsdCoding {
+    float centers_scale = 10.0f, dims_scale = 5.0f;
+    int ty_index = 0, tx_index = 1, th_index = 2, tw_index = 3;
+    int background_class = -1;  // index in the class tensor's classes, -1: none
+};
 
 // How pose heads' keypoint channels and OBB heads' angle channel become pixels and radians; the
 // Ultralytics head classes differ (nn/modules/head.py, 8.4):
@@ -70,6 +83,7 @@ struct HeadSpec {
     int mask_output = -1;   // segmentation: mask coefficients
     int obj_output = -1;    // YOLOX: the objectness tensor (box_output: reg, cls_output: classes)
     std::vector<int> anchors;  // YOLOV5: (w, h) pairs in input pixels, one pair per anchor
+    std::vector<float> box_anchors;  // SSD: (w, h) pairs normalized by the input size, one per anchor
 };
 
 // Thresholds, NMS and output form. Checked: score thresholds not NaN, 1 value or num_classes values;
@@ -115,6 +129,7 @@ struct Config {
     bool drop_empty_masks = false;  // segmentation: drop detections whose input-size mask is empty (Ultralytics)
     KeypointDecode keypoint_decode = KeypointDecode::YOLOV8;  // pose
     AngleDecode angle_decode = AngleDecode::SIGMOID;          // OBB
+    SsdCoding ssd;                // SSD heads
 };
 
 // One kept detection. `box` is in the output coordinates chosen by Settings (order, normalization).

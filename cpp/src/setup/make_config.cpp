@@ -9,7 +9,9 @@ namespace hailo_decode::setup {
 
 namespace {
 
-const char* kind_name(HeadKind k) { return k == HeadKind::DFL ? "dfl" : k == HeadKind::YOLOV5 ? "yolov5" : "yolox"; }
+const char* kind_name(HeadKind k) {
+    return k == HeadKind::DFL ? "dfl" : k == HeadKind::YOLOV5 ? "yolov5" : k == HeadKind::SSD ? "ssd" : "yolox";
+}
 
 // Index of the output named `name` ("" : -1).
 int index_of(const std::vector<TensorSpec>& outputs, const std::string& name, const char* role) {
@@ -77,11 +79,16 @@ Config config_for_layout(const std::vector<TensorSpec>& outputs, const Layout& l
             hs.anchors.push_back(w);
             hs.anchors.push_back(hgt);
         }
+        for (const auto& [w, hgt] : h.box_anchors) {  // SSD: float32, as HailoRT holds them
+            hs.box_anchors.push_back(float(w));
+            hs.box_anchors.push_back(float(hgt));
+        }
         c.heads.push_back(std::move(hs));
     }
     c.num_classes = layout.num_classes;
     c.bins = std::max(layout.bins, 1);  // YOLOv5 / YOLOX heads have no DFL
     c.kind = layout.kind;
+    c.ssd = layout.ssd;
     c.settings = make_settings(layout, options);
     c.num_keypoints = layout.num_keypoints;
     c.keypoint_dims = layout.keypoint_dims;

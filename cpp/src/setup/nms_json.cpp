@@ -6,6 +6,7 @@
 
 #include "hailo_decode/setup.hpp"
 #include "options_detail.hpp"
+#include "pairing_ssd.hpp"
 
 namespace hailo_decode::setup {
 
@@ -158,6 +159,7 @@ const std::vector<std::pair<std::string, std::string>>& detail::nms_json_setting
 }
 
 NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& outputs, const std::string& where) {
+    if (detail::is_ssd_nms_json(doc)) return detail::read_ssd_nms_json(doc, outputs, where);
     const Reader read(where, outputs);
     if (!doc.is_object()) read.fail_kind(": the document must be an object (of nms_scores_th, bbox_decoders, ...), got " + shown(doc));
     read.known_keys(doc, kTopKeys, "");

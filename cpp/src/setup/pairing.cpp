@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "pairing_detail.hpp"
+#include "pairing_ssd.hpp"
 
 namespace hailo_decode::setup {
 
@@ -157,6 +158,7 @@ Layout dfl_layout(const std::vector<OutputShape>& outputs, const ByName& by_name
 Layout pair_outputs(const std::vector<OutputShape>& outputs, const Options& options, const std::vector<NamedHead>* heads) {
     const ByName by_name = index_outputs(outputs);
     check_model_options(options);
+    if (heads && !heads->empty() && (*heads)[0].kind == HeadKind::SSD) return ssd_layout(*heads, outputs, options);
     const HeadKind kind = heads ? head_family(*heads) : HeadKind::DFL;
     if (kind != HeadKind::DFL) return anchor_family_layout(kind, *heads, outputs, by_name, options);
     return dfl_layout(outputs, by_name, options, heads);

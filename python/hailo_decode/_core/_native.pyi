@@ -18,6 +18,7 @@ class HeadKind:
     DFL: HeadKind
     YOLOV5: HeadKind
     YOLOX: HeadKind
+    SSD: HeadKind
 
 class KeypointDecode:
     YOLOV8: KeypointDecode
@@ -108,6 +109,15 @@ def time_rotated_nms(rboxes: np.ndarray, classes: np.ndarray, num_classes: int, 
 def pack_hailo_nms_by_score(boxes_yxyx: np.ndarray, scores: np.ndarray, class_ids: np.ndarray,
                             max_bboxes_total: int, out: np.ndarray) -> None: ...
 def hailo_nms_by_score_bytes(max_bboxes_total: int) -> int: ...
+class Yolov5BboxOnly:
+    """HailoRT's yolov5_bbox_only op's rows for YOLOv5 heads (hailo_decode/yolov5_bbox_only.hpp)."""
+    def __init__(self, config: Config) -> None: ...
+    @property
+    def proposals(self) -> int: ...
+    @property
+    def row_floats(self) -> int: ...
+    def write(self, config: Config, arrays: Sequence[np.ndarray], n_frames: int, out: np.ndarray) -> None: ...
+
 def decode_bbox_only(rows: np.ndarray, proposals: int, num_classes: int,
                      settings: Settings) -> Tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 def simd_info() -> dict: ...
@@ -136,6 +146,16 @@ def byte_mask_frame_bytes(max_total: int, mask_budget: int, layout: int = 0) -> 
 BYTE_MASK_RECORD_BYTES_52: int
 
 # Pairing (cpp/bindings/pairing.cpp, hailo_decode/setup.hpp's pair_outputs).
+class SsdCoding:
+    centers_scale: float
+    dims_scale: float
+    ty_index: int
+    tx_index: int
+    th_index: int
+    tw_index: int
+    background_class: int  # -1: none
+    def __init__(self) -> None: ...
+
 class NamedHead:
     kind: HeadKind
     box: str  # "" : none (every output name below likewise)
@@ -146,6 +166,8 @@ class NamedHead:
     obj: str
     stride: int  # 0: derived
     anchors: List[Tuple[int, int]]
+    box_anchors: List[Tuple[float, float]]  # SSD
+    ssd: SsdCoding
     def __init__(self) -> None: ...
 
 class Layout:
@@ -159,6 +181,7 @@ class Layout:
     num_keypoints: int
     keypoint_dims: int
     proto: str
+    ssd: SsdCoding
 
 # heads: dicts of kind ("dfl" | "yolov5" | "yolox"), box, cls, mask, kpt, angle, obj, stride, anchors
 # options: read_options' (the model options task, bins, keypoint_dims, proto, proto_stride, image_size)

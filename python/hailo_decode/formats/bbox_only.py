@@ -14,9 +14,13 @@ import numpy as np
 
 from .. import _core
 
-__all__ = ["BOX_VALUES", "floats", "rows", "split", "nms"]
+__all__ = ["BOX_VALUES", "floats", "rows", "split", "nms", "BBOX_OPS", "yolov5_scores"]
 
 BOX_VALUES = 4  # y_min, x_min, y_max, x_max
+# The ops whose rows this reads: yolov8_bbox_only ({box, classes}) and yolov5_bbox_only
+# (yolov5_bbox_only_post_process.hpp add_bboxes: {box, objectness, classes}, inputs in name order,
+# then row, column, anchor: the YOLOv5 op's candidate order).
+BBOX_OPS = ("yolov8", "yolov5")
 _NMS_SETTINGS = ("class_activation", "score_threshold", "score_test", "iou_threshold", "iou_test", "multi_label",
                  "agnostic", "max_per_class", "max_total", "max_candidates", "tie_break")
 
@@ -81,3 +85,33 @@ def nms(frame: np.ndarray, *, semantics: str = "hailort", **settings: Any) -> Tu
     s.yxyx = True
     boxes, scores, class_ids = _core.decode_bbox_only(frame, frame.shape[0], num_classes, s)
     return boxes, scores, class_ids
+
+
+def yolov5_scores(frame: np.ndarray, *, semantics: str = "hailort", **settings: Any) -> np.ndarray:
+    """yolov5_bbox_only rows (proposals, 5 + classes) as yolov8_bbox_only rows (proposals,
+    4 + classes) whose scores are the YOLOv5 op's: class x objectness in float32 (both after the
+    activation when class_activation is "sigmoid"), and nothing for a proposal whose objectness
+    fails the score test (the op skips it: yolov5_post_process.hpp, `objectness < nms_score_th`).
+    `nms` then runs on them with class_activation "none". Non-finite values: ValueError."""
+    if frame.shape[1] < BOX_VALUES + 2:
+        raise ValueError(f"yolov5_bbox_only rows hold 4 box values, the objectness and at least one class, got "
+                         f"{frame.shape[1]} values")
+    if not np.isfinite(frame).all():
+        bad = np.argwhere(~np.isfinite(frame))[0]
+        raise ValueError(f"yolov5_bbox_only output: non-finite value {frame[tuple(bad)]} at proposal {bad[0]}, "
+                         f"column {bad[1]}")
+    options = _core.read_options(dict({k: v for k, v in settings.items() if k in _NMS_SETTINGS}, semantics=semantics))
+    obj = frame[:, BOX_VALUES:BOX_VALUES + 1]
+    cls = frame[:, BOX_VALUES + 1:]
+    if options.class_activation == "sigmoid":
+        one = np.float32(1.0)
+        obj = (one / (one + np.exp(-obj))).astype(np.float32)
+        cls = (one / (one + np.exp(-cls))).astype(np.float32)
+    scores = (cls * obj).astype(np.float32)
+    th = np.asarray(options.score_threshold, np.float32)  # one value or one per class
+    gate = obj >= th.min() if options.score_test == ">=" else obj > th.min()
+    lowest = np.float32(np.finfo(np.float32).min)
+    out = np.empty((frame.shape[0], BOX_VALUES + cls.shape[1]), np.float32)
+    out[:, :BOX_VALUES] = frame[:, :BOX_VALUES]
+    out[:, BOX_VALUES:] = np.where(gate, scores, lowest)
+    return out
