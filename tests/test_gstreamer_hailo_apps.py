@@ -45,10 +45,12 @@ def _app(gst: Gst, tmp: Path, outs, config: dict, size: int, picture: tuple, tra
 
 def _letterboxed(d: hd.Detections, picture: tuple) -> tuple:
     """The Decoder's boxes mapped to the original picture (Detections.to_original: the letterbox
-    undone, clipped), normalised to it; which keep an area (the others are dropped)."""
+    undone, clipped), normalised to it; which keep a pixel each way (the others are dropped). The
+    tests' pictures have the network's scale: their pixels are the letterboxed picture's."""
     w, h = picture
-    b = d.to_original((h, w)).boxes_as("xyxy_pixels") / np.float32([w, h, w, h])
-    keep = (b[:, 2] > b[:, 0]) & (b[:, 3] > b[:, 1])
+    px = d.to_original((h, w)).boxes_as("xyxy_pixels")
+    b = px / np.float32([w, h, w, h])
+    keep = (px[:, 2] - px[:, 0] >= 1) & (px[:, 3] - px[:, 1] >= 1)
     return np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)[keep], keep
 
 
