@@ -88,7 +88,9 @@ def test_fuzz_ssd_heads(spec):
             if spec["fault"] is None:
                 raise
             return
-        assert spec["fault"] is None, spec  # every fault here must be refused
+        # Every fault here must be refused, except one more class channel on a lone head of one
+        # anchor: that is a valid head of one more class.
+        assert spec["fault"] is None or (spec["fault"] == "channels" and len(heads) == 1 and spec["anchors"][0] == 1), spec
         d = dec(raw)
         _check(d, cfg)
         if spec["device"] and spec["dtype"] != "float32":  # the same values as dense host buffers
