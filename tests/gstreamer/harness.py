@@ -39,14 +39,26 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+def _pkg_config() -> Optional[str]:
+    """Debian's pkg-config: the test extra's pip `pkgconf`, first on a venv's PATH, does not search
+    the system's .pc files."""
+    for path in ("/usr/bin/pkg-config", "/usr/bin/pkgconf"):
+        if Path(path).is_file():
+            return path
+    return shutil.which("pkg-config")
+
+
 def _missing() -> Optional[str]:
     if not (TAPPAS_51 / "src" / "core" / "hailo").is_dir():
         return f"{TAPPAS_51}/src is absent: TAPPAS' element sources (../shared/tappas) are needed"
-    for tool in ("gst-launch-1.0", "pkg-config", "cmake"):
+    for tool in ("gst-launch-1.0", "cmake"):
         if shutil.which(tool) is None:
             return f"{tool} not found (Debian: {DEBIAN_PACKAGES})"
+    pkg_config = _pkg_config()
+    if pkg_config is None:
+        return "pkg-config not found (Debian: pkgconf)"
     modules = ["gstreamer-1.0", "gstreamer-video-1.0", "gstreamer-app-1.0", "opencv4", "pygobject-3.0"]
-    r = subprocess.run(["pkg-config", "--exists", *modules], capture_output=True)
+    r = subprocess.run([pkg_config, "--exists", *modules], capture_output=True)
     if r.returncode != 0:
         return f"pkg-config finds not all of {' '.join(modules)} (Debian: {DEBIAN_PACKAGES})"
     for header in ("/usr/include/pybind11/pybind11.h", "/usr/include/xtensor/xarray.hpp"):
@@ -123,7 +135,7 @@ def build_elements() -> Path:
         if missing:
             unavailable(missing)
         configure = ["cmake", "-S", str(HERE), "-B", str(BUILD), f"-DTAPPAS_DIR={TAPPAS_51}",
-                     f"-DPYTHON_EXECUTABLE_FOR_HAILO={SYSTEM_PYTHON}"]
+                     f"-DPYTHON_EXECUTABLE_FOR_HAILO={SYSTEM_PYTHON}", f"-DPKG_CONFIG_EXECUTABLE={_pkg_config()}"]
         for cmd in (configure, ["cmake", "--build", str(BUILD), "-j2"]):
             r = subprocess.run(cmd, capture_output=True, text=True, env=host_env())
             assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
