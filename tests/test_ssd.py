@@ -338,3 +338,16 @@ def test_ssd_equals_hailorts_own_op_compiled_from_its_source(tmp_path):
         assert_frames_equal(got, want, 90, 20)
         if objects == 400:
             assert max(len(r) for r in ssd_frame_records(want, 90, 20).values()) == 20
+
+
+def test_inspect_shows_the_ssd_op_and_heads(tmp_path, capsys):
+    """`hailo-decode inspect` on a HEF with an ssd op: its decoders (cls layer, anchors) and the SSD
+    heads (no stride) are printed, not a crash on the missing stride."""
+    from hailo_decode.cli import main
+    outputs, *_ = ssd_case(np.random.default_rng(2))
+    p = tmp_path / "ssd.hef"
+    p.write_bytes(_ssd_hef(outputs, {o.name: 10 + k for k, o in enumerate(outputs)}))
+    assert main(["inspect", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "Op SSD" in out and "cls ssd/conv14, anchors (w, h) [[0.1, 0.1]" in out
+    assert "90 classes, ssd heads" in out and "stride   -: box ssd/conv13, cls ssd/conv14" in out

@@ -276,7 +276,8 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             lines.append(f"                Max bboxes per class: {aop['max_proposals_per_class']}")
             for d in aop["bbox_decoders"]:
                 what = (f"anchors {d['anchors']}" if aop["type"] == "YOLOV5"
-                        else f"obj {d['obj_layer']}, cls {d['cls_layer']}")
+                        else f"cls {d['cls_layer']}, anchors (w, h) {[[round(v, 4) for v in a] for a in d['anchors']]}"
+                        if aop["type"] == "SSD" else f"obj {d['obj_layer']}, cls {d['cls_layer']}")
                 lines.append(f"                Bbox decoder: stride {d['stride']}, {d['layer']}, {what}")
         for m in ng.get("mismatches", ()):
             lines.append(f"            warning: {m}")
@@ -313,7 +314,8 @@ def format_report(rep: Dict[str, Any], diagnosis: Optional[List[Dict[str, Any]]]
             for hd in cfg["heads"]:
                 extra = f", mask coefficients {hd['mask']}" if hd.get("mask") else ""
                 extra += "".join(f", {k} {hd[k]}" for k in ("kpt", "angle") if hd.get(k))
-                lines.append(f"            stride {hd['stride']:>3}: box {hd['box']}, cls {hd['cls']}{extra}")
+                stride = "  -" if hd["stride"] is None else f"{hd['stride']:>3}"  # (SSD heads have none)
+                lines.append(f"            stride {stride}: box {hd['box']}, cls {hd['cls']}{extra}")
             if cfg.get("proto"):
                 lines.append(f"            prototypes {cfg['proto']} (instance masks at the prototype grid and the input size)")
             for o in cfg["outputs"]:
