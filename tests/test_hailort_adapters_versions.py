@@ -87,7 +87,11 @@ def _model(hp, path, *, frames=3, hailo10h=False, nms=True, seed=0):
 
 
 def _host_reference(path, frames, ng, **settings):
-    """What the raw heads decode to read as dense host frames (no device layout involved)."""
+    """What the raw heads decode to read as dense host frames (no device layout involved), with the
+    installed HailoRT's ops as config_from_hailo picks them (its ties differ between 4.23 and 5.x)."""
+    if hailort._config_takes_hailort_version():
+        v = hailort._pyhailort_version()
+        settings.setdefault("hailort_version", f"{v[0]}.{v[1]}")
     cfg = hd.DecoderConfig.from_hef(path, **settings)
     dec = hd.Decoder(cfg)
     by_file = {layer.name: layer for layer in ng.outputs}
@@ -114,7 +118,7 @@ def test_from_hailo_follows_the_installed_version(hp_any, tmp_path):
     matches, the byte-mask records decode_to_hailo_nms writes); an explicit one stands."""
     if not hailort._config_takes_hailort_version():
         pytest.skip("DecoderConfig has no hailort_version setting in this build")
-    path = _hef(tmp_path, renamed=False, nms=False)
+    path = _hef(tmp_path, renamed=False, nms=False, per_feature=False)  # (4.23 refuses this writer's per-feature HEF)
     _model(hp_any, path, nms=False)
     im = hp_any.VDevice().create_infer_model(path)
     with warnings.catch_warnings():

@@ -331,6 +331,7 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("max_total", &Settings::max_total)
         .def_readwrite("max_candidates", &Settings::max_candidates)
         .def_readwrite("hailort_sort", &Settings::hailort_sort)
+        .def_readwrite("hailort_v5", &Settings::hailort_v5)
         .def_readwrite("normalized", &Settings::normalized)
         .def_readwrite("yxyx", &Settings::yxyx)
         .def_readwrite("image_height", &Settings::image_height)

@@ -17,6 +17,13 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
+// A lambda inlined at each call (yolov5's visit: called from two loop orders).
+#if defined(__GNUC__)
+#define HD_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define HD_ALWAYS_INLINE
+#endif
+
 const TensorView& view_at(const std::vector<TensorView>& views, int index, const char* role) {
     if (index < 0 || size_t(index) >= views.size())
         bad(std::string("head refers to an output index out of range (") + role + ")");
@@ -78,6 +85,20 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             // Every channel takes the activation (YOLOv5 applies the sigmoid to the whole output).
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, s.sigmoid);
             for (int a = 0; a < h.num_anchors; ++a) h.obj_offset.push_back(h.main->channel_offset[size_t(a * entry + 4)]);
+            if (s.hailort_v5 && h.main->dtype != DType::F32) {
+                // HailoRT 5.x: objectness >= quantize(th) (folded into the gate's limits) and each
+                // class >= quantize(th) (v5.2.0 yolov5_post_process.hpp lines 126-131, 182-193).
+                const int32_t qmax = h.main->dtype == DType::U8 ? 255 : 65535;
+                h.v5_limit.assign(size_t(h.main->channels), 0);
+                for (int ch = 0; ch < h.main->channels; ++ch) {
+                    const int k = ch % entry;
+                    if (k < 4 || k >= 5 + nc) continue;  // (mask coefficients: no pre-filter)
+                    const float th = k == 4 ? lowest : thresholds_[size_t(k - 5)];
+                    h.v5_limit[size_t(ch)] =
+                        hailort_prefilter_limit(th, s.sigmoid, h.main->zp[size_t(ch)], h.main->scale[size_t(ch)], qmax);
+                    if (k == 4) h.main_scorer.q_min[size_t(ch)] = std::max(h.main_scorer.q_min[size_t(ch)], h.v5_limit[size_t(ch)]);
+                }
+            }
             if (h.main->dtype == DType::U8 && h.main->per_tensor_quant && h.main_scorer.lut_stride == 0) {
                 h.cut_by_obj.resize(256);  // objectness and classes share the tensor's one table
                 for (size_t q = 0; q < 256; ++q) h.cut_by_obj[q] = class_cut(h.main_scorer, *h.main, h.main_scorer.lut[q]);
@@ -104,6 +125,13 @@ AnchorHeads::AnchorHeads(const Config& cfg, const std::vector<TensorView>& views
             h.main_scorer = make_class_scorer(*h.main, gate, s.score_inclusive, false);
             h.obj_scorer = make_class_scorer(*h.obj, gate, s.score_inclusive, s.sigmoid);
             h.cls_scorer = make_class_scorer(*h.cls, gate, s.score_inclusive, s.sigmoid);
+            if (s.hailort_v5 && h.obj->dtype != DType::F32) {
+                // HailoRT 5.x: objectness >= quantize(th) (v5.2.0 yolox_post_process.hpp lines 95, 105),
+                // folded into the gate's limit; the classes' pre-filter is yolox_prefilter's.
+                const int32_t qmax = h.obj->dtype == DType::U8 ? 255 : 65535;
+                h.obj_scorer.q_min[0] = std::max(
+                    h.obj_scorer.q_min[0], hailort_prefilter_limit(lowest, s.sigmoid, h.obj->zp[0], h.obj->scale[0], qmax));
+            }
             if (h.obj->dtype == DType::U8 && h.obj->per_tensor_quant && h.obj_scorer.lut_stride == 0 &&
                 h.cls->dtype == DType::U8 && h.cls->per_tensor_quant) {
                 h.cut_by_obj.resize(256);
@@ -162,10 +190,17 @@ int32_t AnchorHeads::class_cut(const ClassScorer& sc, const TensorView& cls, flo
     return lo;
 }
 
-template <typename BoxOf, typename ScoreOf, typename Skip>
+bool AnchorHeads::yolox_prefilter(const Head& h, int c, int32_t q, float objectness) const {
+    const TensorView& cv = *h.cls;
+    const int32_t qmax = cv.dtype == DType::U8 ? 255 : 65535;
+    return q >= hailort_prefilter_limit(thresholds_[size_t(c)] / objectness, cfg_.settings.sigmoid, cv.zp[size_t(c)],
+                                        cv.scale[size_t(c)], qmax);
+}
+
+template <typename BoxOf, typename ScoreOf, typename Skip, typename Prefilter>
 void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreOf score_of, Skip skip,
-                           const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
-                           ScratchVector<Box>& boxes) const {
+                           Prefilter prefilter, const uint8_t* class_bytes, int32_t cut,
+                           ScratchVector<Candidate>& candidates, ScratchVector<Box>& boxes) const {
     const Settings& s = cfg_.settings;
     const uint32_t box_index = uint32_t(boxes.size());
     bool any = false;
@@ -179,7 +214,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
             for (size_t j = 0; j < found; ++j) {
                 const int c = first + int(hits[j]);
                 const float score = score_of(c);
-                if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
+                if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive) || !prefilter(c)) continue;
                 add_candidate(candidates, score, c, box_index);
                 any = true;
             }
@@ -188,7 +223,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
         for (int c = 0; c < cfg_.num_classes; ++c) {
             if (skip(c)) continue;
             const float score = score_of(c);
-            if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive)) continue;
+            if (!score_passes(score, thresholds_[size_t(c)], s.score_inclusive) || !prefilter(c)) continue;
             add_candidate(candidates, score, c, box_index);
             any = true;
         }
@@ -199,7 +234,7 @@ void AnchorHeads::add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreO
             const float v = score_of(c);
             if (v > best_score) { best = c; best_score = v; }
         }
-        if (score_passes(best_score, thresholds_[size_t(best)], s.score_inclusive)) {
+        if (score_passes(best_score, thresholds_[size_t(best)], s.score_inclusive) && prefilter(best)) {
             add_candidate(candidates, best_score, best, box_index);
             any = true;
         }
@@ -273,6 +308,78 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
     // kept cell's anchors pass is tested again below (a few cells).
     constexpr int kBlock = 256;
     uint32_t gate[kBlock];
+    // One anchor of one cell whose objectness may pass: its candidates and box.
+    auto visit = [&](int row, int col, int a) HD_ALWAYS_INLINE {
+        const size_t cell = v.cell(row, col);
+        const int base = a * entry;
+        if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) return;
+        const size_t boxes_before = boxes.size();
+        auto value = [&](int k) {
+            const int c = base + k;
+            return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
+        };
+        const float obj = value(4);
+        const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
+        auto box_of = [&](float b[4]) {
+            const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
+            if (s.hailort_decode) {
+                const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
+                const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
+                const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
+                const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
+                const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
+                b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
+            } else {
+                const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
+                const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
+                const float w2 = tw * 2.0f, h2 = th * 2.0f;
+                const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
+                b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
+            }
+        };
+        int32_t cut;
+        if constexpr (std::is_same<T, uint8_t>::value)
+            cut = h.cut_by_obj.empty() ? class_cut(sc, v, obj) : h.cut_by_obj[frame[cell + obj_offset[a]]];
+        else
+            cut = class_cut(sc, v, obj);
+        const uint8_t* class_bytes = nullptr;
+        if constexpr (std::is_same<T, uint8_t>::value)
+            if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
+        auto raw = [&](int c) { return frame[cell + v.channel_offset[size_t(base + 5 + c)]]; };
+        add_cell(h, row, col, box_of, [&](int c) { return value(5 + c) * obj; },
+                 [&](int c) {
+                     if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
+                     else return int32_t(raw(c)) < cut;
+                 },
+                 [&](int c) {  // HailoRT 5.x's class pre-filter (integers only)
+                     if constexpr (std::is_same<T, float>::value) return true;
+                     else return h.v5_limit.empty() || int32_t(raw(c)) >= h.v5_limit[size_t(base + 5 + c)];
+                 },
+                 class_bytes, cut, candidates, boxes);
+        // YOLOv5-seg: the box names its anchor too (anchor_seg.hpp), whose coefficients the masks read.
+        if (coefs_ && boxes.size() > boxes_before)
+            boxes.back().cell = boxes.back().cell * uint32_t(na) + uint32_t(a);
+    };
+    if (s.hailort_v5) {
+        // HailoRT 5.0.1+: row, anchor, column (v5.2.0 yolov5_post_process.hpp lines 187-211), the
+        // gate anchor by anchor.
+        for (int row = 0; row < v.height; ++row)
+            for (int a = 0; a < na; ++a) {
+                const size_t o = obj_offset[a];
+                const auto l = limit(a * entry + 4);
+                for (int col0 = 0; col0 < v.width; col0 += kBlock) {
+                    const int block = std::min(kBlock, v.width - col0);
+                    const T* first = frame + v.cell(row, col0);
+                    int n = 0;
+                    for (int i = 0; i < block; ++i) {
+                        gate[n] = uint32_t(col0 + i);
+                        n += int(first[size_t(i) * v.col_stride + o] >= l);
+                    }
+                    for (int j = 0; j < n; ++j) visit(row, int(gate[j]), a);
+                }
+            }
+        return;
+    }
     for (int row = 0; row < v.height; ++row)
         for (int col0 = 0; col0 < v.width; col0 += kBlock) {
             const int block = std::min(kBlock, v.width - col0);
@@ -296,55 +403,8 @@ void AnchorHeads::yolov5(const Head& h, const T* frame, ScratchVector<Candidate>
                     n += int(any);
                 }
             }
-            for (int j = 0; j < n; ++j) {
-                const int col = int(gate[j]);
-                const size_t cell = v.cell(row, col);
-                for (int a = 0; a < na; ++a) {
-                    const int base = a * entry;
-                    if (!raw_passes(sc, frame[cell + obj_offset[a]], base + 4)) continue;
-                    const size_t boxes_before = boxes.size();
-                    auto value = [&](int k) {
-                        const int c = base + k;
-                        return class_score(sc, v, frame, cell + v.channel_offset[size_t(c)], c);
-                    };
-                    const float obj = value(4);
-                    const float aw = h.anchors[size_t(2 * a)], ah = h.anchors[size_t(2 * a + 1)];
-                    auto box_of = [&](float b[4]) {
-                        const float tx = value(0), ty = value(1), tw = value(2), th = value(3);
-                        if (s.hailort_decode) {
-                            const float w = std::pow(2.0f * tw, 2.0f) * aw / image_w;
-                            const float hh = std::pow(2.0f * th, 2.0f) * ah / image_h;
-                            const float xc = (tx * 2.0f - 0.5f + float(col)) / grid_w;
-                            const float yc = (ty * 2.0f - 0.5f + float(row)) / grid_h;
-                            const float x_min = xc - w / 2.0f, y_min = yc - hh / 2.0f;
-                            b[0] = y_min; b[1] = x_min; b[2] = y_min + hh; b[3] = x_min + w;
-                        } else {
-                            const float xc = (tx * 2.0f + (float(col) - 0.5f)) * stride;
-                            const float yc = (ty * 2.0f + (float(row) - 0.5f)) * stride;
-                            const float w2 = tw * 2.0f, h2 = th * 2.0f;
-                            const float w = w2 * w2 * aw, hh = h2 * h2 * ah;
-                            b[0] = xc - w / 2.0f; b[1] = yc - hh / 2.0f; b[2] = xc + w / 2.0f; b[3] = yc + hh / 2.0f;
-                        }
-                    };
-                    int32_t cut;
-                    if constexpr (std::is_same<T, uint8_t>::value)
-                        cut = h.cut_by_obj.empty() ? class_cut(sc, v, obj) : h.cut_by_obj[frame[cell + obj_offset[a]]];
-                    else
-                        cut = class_cut(sc, v, obj);
-                    const uint8_t* class_bytes = nullptr;
-                    if constexpr (std::is_same<T, uint8_t>::value)
-                        if (v.contiguous_channels) class_bytes = frame + cell + size_t(base + 5);
-                    add_cell(h, row, col, box_of, [&](int c) { return value(5 + c) * obj; },
-                             [&](int c) {
-                                 if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
-                                 else return int32_t(frame[cell + v.channel_offset[size_t(base + 5 + c)]]) < cut;
-                             },
-                             class_bytes, cut, candidates, boxes);
-                    // YOLOv5-seg: the box names its anchor too (anchor_seg.hpp), whose coefficients the masks read.
-                    if (coefs_ && boxes.size() > boxes_before)
-                        boxes.back().cell = boxes.back().cell * uint32_t(na) + uint32_t(a);
-                }
-            }
+            for (int j = 0; j < n; ++j)
+                for (int a = 0; a < na; ++a) visit(row, int(gate[j]), a);
         }
 }
 
@@ -432,6 +492,7 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
     const float* size_h = size_w + 256;
     const int32_t* cut_of = h.cut_by_obj.data();
     const float* thresholds = thresholds_.data();
+    const bool v5 = cfg_.settings.hailort_v5;  // HailoRT 5.x's class pre-filter (yolox_prefilter)
     const size_t r_off[4] = {rv.channel_offset[0], rv.channel_offset[1], rv.channel_offset[2], rv.channel_offset[3]};
     const kernels::Table& k = kernels::active();
     // The box's settings and the reg tensor's addressing in locals, read once a call: behind the
@@ -469,7 +530,8 @@ void AnchorHeads::yolox_u8(const Head& h, const uint8_t* reg, const uint8_t* obj
                 const int c = int(hit_class[j]);
                 const float score = cls_lut[bytes[c]] * objectness[i];
                 put_candidate(cand[n_cand], score, c, box_index);  // written whether it passes; kept if it does
-                n_cand += size_t(score_passes(score, thresholds[c], inclusive));
+                n_cand += size_t(score_passes(score, thresholds[c], inclusive) &&
+                                 (!v5 || yolox_prefilter(h, c, bytes[c], objectness[i])));
             }
             if (n_cand == cell_first) continue;  // a passing objectness with no passing class costs no box
             const int row = rows[i], col = cols[i];
@@ -510,6 +572,7 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
             return;
         }
     }
+    const bool v5 = cfg_.settings.hailort_v5;
     // One passing cell's box and candidates.
     yolox_gate(h, obj, [&](int row, int col, size_t o) {
         const float objectness = class_score(h.obj_scorer, ov, obj, o, 0);
@@ -532,6 +595,10 @@ void AnchorHeads::yolox(const Head& h, const T* reg, const T* obj, const T* cls,
                  [&](int c) {
                      if constexpr (std::is_same<T, float>::value) return false;  // no raw bound for floats
                      else return int32_t(cls[cc + cv.channel_offset[size_t(c)]]) < cut;
+                 },
+                 [&](int c) {  // HailoRT 5.x's class pre-filter (integers only)
+                     if constexpr (std::is_same<T, float>::value) return true;
+                     else return !v5 || yolox_prefilter(h, c, int32_t(cls[cc + cv.channel_offset[size_t(c)]]), objectness);
                  },
                  class_bytes, cut, candidates, boxes);
     });

@@ -17,8 +17,11 @@
 // w = (2 tw)^2 * anchor_w; YOLOX x = (tx + col) * stride, w = exp(tw) * stride; corners x -/+ w / 2.
 //
 // Candidate order (HailoRT's, which its unstable sort's ties depend on): YOLOv5 visits its inputs
-// in the order of their names (the op keeps them in a std::map), then row, column, anchor, class;
-// YOLOX its decoders in order, then row, column, class.
+// in the order of their names (the op keeps them in a std::map), then row, column, anchor, class
+// (HailoRT 5.0.1+, Settings::hailort_v5: row, anchor, column, class); YOLOX its decoders in order,
+// then row, column, class (every version). Under hailort_v5 a value must also pass HailoRT 5.x's
+// quantized pre-filters: objectness >= quantize(th), and YOLOv5's classes >= quantize(th),
+// YOLOX's >= quantize(th / objectness) (score_threshold.hpp, hailort_quantize).
 #pragma once
 
 #include <vector>
@@ -59,6 +62,10 @@ private:
         // code of channel 3 (th), 256 each (yolox_size of std::exp of its value): the two expf and
         // divisions per box become lookups (the same functions made them: the same values).
         std::vector<float> size_wh;
+        // Settings::hailort_v5, integer tensors: YOLOv5's per-channel pre-filter limits (HailoRT
+        // 5.x's quantized threshold of each class channel; the objectness channels' limits are
+        // folded into main_scorer's q_min, YOLOX's into obj_scorer's).
+        std::vector<int32_t> v5_limit;
         int num_anchors = 0;
         int stride = 0;
     };
@@ -101,15 +108,20 @@ private:
     static void put_box(const BoxForm& f, int row, int col, const float b[4], ScratchVector<Box>& boxes);
     static void put_box(const BoxForm& f, int row, int col, const float b[4], Box& out);  // in place
     // Adds the cell's candidates from its class scores (multi-label or the best class) and its box.
-    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). With
+    // skip(c) true means class c cannot pass (a raw-value bound; it only saves work). prefilter(c)
+    // false drops a class whose score passes (HailoRT 5.x's quantized pre-filter). With
     // class_bytes (uint8 class values side by side), multi-label takes the classes whose byte is
     // at least `cut` from the SIMD scan instead of testing skip(c) class by class. box_of(float[4])
     // writes the cell's box (normalized y_min, x_min, y_max, x_max, or pixel x1, y1, x2, y2): it is
     // called only when a class passes (a passing objectness with no passing class costs no expf).
-    template <typename BoxOf, typename ScoreOf, typename Skip>
-    void add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreOf score_of, Skip skip,
+    template <typename BoxOf, typename ScoreOf, typename Skip, typename Prefilter>
+    void add_cell(const Head& h, int row, int col, BoxOf box_of, ScoreOf score_of, Skip skip, Prefilter prefilter,
                   const uint8_t* class_bytes, int32_t cut, ScratchVector<Candidate>& candidates,
                   ScratchVector<Box>& boxes) const;
+    // YOLOX under hailort_v5: whether raw class value q passes HailoRT 5.x's pre-filter of class c
+    // at this objectness, q >= quantize(th / objectness) (v5.2.0 yolox_post_process.hpp lines
+    // 130-135); computed only for classes whose score passes.
+    bool yolox_prefilter(const Head& h, int c, int32_t q, float objectness) const;
     // uint8, one quantization: the smallest raw class value whose score (lut[q] * obj) can pass the
     // lowest threshold (the product does not decrease with q for obj >= 0); 0 when no bound applies.
     int32_t class_cut(const ClassScorer& sc, const TensorView& cls, float obj) const;

@@ -53,6 +53,7 @@ struct alignas(64) Workspace {
     ScratchVector<Box> boxes;
     ScratchVector<Candidate> candidates;
     SortScratch sort_scratch;
+    ScratchVector<uint64_t> order_keys;  // hailort_v5: one row's (class, column) keys
     std::vector<float> dfl_scratch;
     ScratchVector<CellHit> box_cells;   // cells that give a candidate, when not every cell does
     ScratchVector<size_t> box_offsets;  // one head's cells in its box tensor
@@ -293,6 +294,8 @@ void Decoder::Impl::validate() {
             bad("output '" + cls.spec->name + "': class channels must be num_classes = " +
                 std::to_string(cfg.num_classes) + ", got " + std::to_string(cls.channels));
         scorers.push_back(make_class_scorer(cls, s.score_threshold, s.score_inclusive, s.sigmoid));
+        // HailoRT 5.x's quantized pre-filter: a raised limit, which the scan applies at no cost.
+        if (s.hailort_v5 && !s.end2end) apply_hailort_prefilter(scorers.back(), cls, s.score_threshold);
         plans.push_back(make_scan_plan(cls, scorers.back()));
         dfl_tables.push_back(make_dfl_exp_table(box, cfg.bins));
         centres.push_back(make_cell_centres(box.width, box.height, h.stride, s));
@@ -524,11 +527,15 @@ void Decoder::Impl::decode_frame_nms(const void* const* tensors, size_t frame, W
         // as they are found, with the next rows prefetched, was measured slower.)
         ws.scan.clear();
         scan_class_tensor(plans[h], cls, scorers[h], cls_frame, ws.scan);
+        const size_t first = ws.candidates.size();
         switch (cls.dtype) {
             case DType::U8: decode_hits(h, static_cast<const uint8_t*>(cls_frame), box_frame, ws); break;
             case DType::U16: decode_hits(h, static_cast<const uint16_t*>(cls_frame), box_frame, ws); break;
             case DType::F32: decode_hits(h, static_cast<const float*>(cls_frame), box_frame, ws); break;
         }
+        // HailoRT 5.0.1+ lists a row's candidates class by class (std::sort's ties follow).
+        if (cfg.settings.hailort_v5)
+            order_row_class_col(ws.candidates, first, ws.boxes, uint32_t(cls.width), ws.order_keys, ws.sort_scratch.sorted);
     }
     sort_candidates(ws.candidates, cfg.settings.hailort_sort, ws.sort_scratch);
     if (rotated)

@@ -81,6 +81,33 @@ void sort_candidates(ScratchVector<Candidate>& c, bool hailort_sort, SortScratch
     c.swap(scratch.sorted);
 }
 
+void order_row_class_col(ScratchVector<Candidate>& c, size_t first, const ScratchVector<Box>& boxes, uint32_t width,
+                         ScratchVector<uint64_t>& keys, ScratchVector<Candidate>& scratch) {
+    const size_t end = c.size();
+    auto row_of = [&](size_t i) { return boxes[c[i].box].cell / width; };
+    for (size_t i = first; i < end;) {
+        const uint32_t row = row_of(i);
+        size_t j = i + 1;
+        while (j < end && row_of(j) == row) ++j;
+        if (j - i >= (size_t(1) << 24)) {  // past the key's 24 bits of position: a plain stable sort
+            std::stable_sort(c.begin() + std::ptrdiff_t(i), c.begin() + std::ptrdiff_t(j),
+                             [](const Candidate& a, const Candidate& b) { return a.class_id < b.class_id; });
+        } else if (j - i > 1) {
+            // (class, column) is unique in a row (the columns of one class come in order); the
+            // position rides in the key's low 24 bits (classes and columns stay below 2^20).
+            keys.resize(j - i);
+            for (size_t k = i; k < j; ++k)
+                keys[k - i] = uint64_t(uint32_t(c[k].class_id)) << 44 | uint64_t(boxes[c[k].box].cell % width) << 24 |
+                              uint64_t(k - i);
+            std::sort(keys.begin(), keys.end());
+            scratch.resize(j - i);
+            for (size_t k = i; k < j; ++k) scratch[k - i] = c[k];
+            for (size_t k = i; k < j; ++k) c[k] = scratch[size_t(keys[k - i] & 0xffffffu)];
+        }
+        i = j;
+    }
+}
+
 void carve_lists(const ScratchVector<Candidate>& sorted, size_t n, size_t lists, bool agnostic,
                  std::vector<uint32_t>& start, std::vector<uint32_t>& count) {
     count.assign(lists, 0);

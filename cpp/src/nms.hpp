@@ -49,6 +49,13 @@ struct SortScratch {
 };
 void sort_candidates(ScratchVector<Candidate>& candidates, bool hailort_sort, SortScratch& scratch);
 
+// HailoRT 5.0.1+'s YOLOv8 candidate order (Settings::hailort_v5): candidates [first, end) of one
+// head, listed by row, column, class (the scan's order; boxes[cand.box].cell = row * width + col),
+// reordered to row, class, column, as v5.2.0 yolov8_post_process.hpp lines 141-166 walk the class
+// tensor. `keys` is scratch. Work only for rows holding more than one candidate.
+void order_row_class_col(ScratchVector<Candidate>& candidates, size_t first, const ScratchVector<Box>& boxes,
+                         uint32_t width, ScratchVector<uint64_t>& keys, ScratchVector<Candidate>& scratch);
+
 // One arena, one slice per list (class, or the only list when agnostic): list l starts at
 // start[l] with room for as many entries as it has candidates among sorted[0, n) (a list never
 // holds more), so nothing grows or is cleared per class; count[l] (entries so far) is set to 0.

@@ -78,5 +78,15 @@ ClassScorer make_class_scorer(const TensorView& v, const std::vector<float>& thr
     return s;
 }
 
+void apply_hailort_prefilter(ClassScorer& scorer, const TensorView& v, const std::vector<float>& thresholds) {
+    if (v.dtype == DType::F32) return;
+    const int32_t qmax = v.dtype == DType::U8 ? 255 : 65535;
+    for (size_t c = 0; c < scorer.q_min.size(); ++c) {
+        const float th = thresholds.size() == 1 ? thresholds[0] : thresholds[c];
+        const int32_t limit = hailort_prefilter_limit(th, scorer.sigmoid, v.zp[c], v.scale[c], qmax);
+        if (limit > scorer.q_min[c]) scorer.q_min[c] = limit;
+    }
+}
+
 }  // namespace detail
 }  // namespace hailo_decode

@@ -55,6 +55,36 @@ inline bool raw_passes(const ClassScorer& gate, T raw, int c) {
     else return int32_t(raw) >= raw_limit<T>(gate, c);
 }
 
+// HailoRT 5.x's quantized threshold (Settings::hailort_v5), the pre-filter its ops apply before
+// the float test: Quantization::quantize_input (v5.2.0 include/hailo/quantization.hpp lines
+// 270-274), rintf(clip(x, limvals) / scale + zp) cast to the type. The limvals are taken to be the
+// representable range [dequantize(0), dequantize(qmax)] (hailo_decode has no others), so the clip
+// only saturates; a NaN (0 / 0 in YOLOX's th / objectness) casts to 0 as x86's conversion makes it.
+inline int32_t hailort_quantize(float x, float zp, float scale, int32_t qmax) {
+    const float lo = dequantize(0.0f, zp, scale), hi = dequantize(float(qmax), zp, scale);
+    if (x >= hi) x = hi;
+    else if (x <= lo) x = lo;
+    const float q = std::rint(x / scale + zp);
+    if (!(q >= 0.0f)) return 0;
+    return q >= float(qmax) ? qmax : int32_t(q);
+}
+// HailoRT 5.x's logit, the pre-filter's threshold when its op applies a sigmoid (v5.2.0
+// nms_post_process.hpp lines 155-170: clipped to [1e-7, 1 - 1e-7]).
+inline float hailort_logit(float p) {
+    const float lo = 1e-7f, hi = 1.0f - 1e-7f;
+    p = p >= hi ? hi : p <= lo ? lo : p;
+    return std::log(p / (1.0f - p));
+}
+// The smallest raw value of a channel that HailoRT 5.x's pre-filter lets through for threshold th
+// (quantized as is, or as its logit when sigmoid), in [0, qmax].
+inline int32_t hailort_prefilter_limit(float th, bool sigmoid, float zp, float scale, int32_t qmax) {
+    return hailort_quantize(sigmoid ? hailort_logit(th) : th, zp, scale, qmax);
+}
+// Raises the scorer's integer limits (q_min) to HailoRT 5.x's pre-filter of each channel's
+// threshold, so that the scans and gates built on them apply it at no cost (float32 tensors: no
+// pre-filter, HailoRT's ops take integers only).
+void apply_hailort_prefilter(ClassScorer& scorer, const TensorView& v, const std::vector<float>& thresholds);
+
 // thresholds: 1 value or one per channel. Throws std::invalid_argument on a NaN threshold.
 ClassScorer make_class_scorer(const TensorView& cls, const std::vector<float>& thresholds, bool inclusive,
                               bool apply_sigmoid);

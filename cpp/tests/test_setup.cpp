@@ -135,7 +135,7 @@ static bool options_type_error(const std::string& text) {
 static void test_presets() {
     const auto& names = setup::preset_setting_names();
     CHECK(names.size() == 14 && names[0] == "class_activation" && names[13] == "end2end");
-    CHECK(setup::option_names().front() == "semantics" && setup::option_names().size() == 25);
+    CHECK(setup::option_names().front() == "semantics" && setup::option_names().size() == 26);
     const setup::Options h = options("{}");
     CHECK(h.semantics == "hailort" && h.class_activation == "none" && h.score_threshold == std::vector<double>{0.2});
     CHECK(h.score_test == ">=" && h.iou_threshold == 0.7 && h.iou_test == ">=" && h.multi_label && !h.agnostic);
@@ -169,6 +169,21 @@ static void test_options_model() {
     const setup::Options few = options(R"({"classes": [3, 1, 7]})");
     CHECK(throws([&] { setup::thresholds_per_class(few, 3); }, "classes [3, 7] out of range [0, 3)"));
     CHECK(setup::thresholds_per_class(options("{}"), 2) == (std::vector<double>{0.2, 0.2}));
+}
+
+static void test_hailort_version() {
+    CHECK(options("{}").hailort_version == "4.23" && options(R"({"hailort_version": null})").hailort_version == "4.23");
+    CHECK(options(R"({"hailort_version": "5.0.1"})").hailort_version == "5.0.1");
+    CHECK((setup::hailort_version_numbers("5.2") == std::array<int, 3>{5, 2, 0}));
+    CHECK((setup::hailort_version_numbers("4.23.0") == std::array<int, 3>{4, 23, 0}));
+    // 5.0.1 is the first with the new candidate order and pre-filters; 5.0.0 and 4.x keep 4.23's.
+    CHECK(!setup::hailort_v5_ops("4.23") && !setup::hailort_v5_ops("5.0") && !setup::hailort_v5_ops("5.0.0"));
+    CHECK(setup::hailort_v5_ops("5.0.1") && setup::hailort_v5_ops("5.1") && setup::hailort_v5_ops("5.2.0"));
+    const std::string form = R"(hailort_version must be a HailoRT version "X.Y" or "X.Y.Z" (e.g. "4.23", "5.2", "5.0.1"))";
+    CHECK(options_fail(R"({"hailort_version": 5.2})", (form + ", got 5.2").c_str()));
+    for (const char* bad : {"6.0", "3.1", "5", "5.", "5..1", ".5", "5.2.0.1", "v5.2", "5.2-rc1", "", "5.12345"})
+        CHECK(options_fail("{\"hailort_version\": \"" + std::string(bad) + "\"}",
+                           (form + " of HailoRT 4 or 5, got \"" + bad + "\"").c_str()));
 }
 
 static void test_options_errors() {
@@ -418,6 +433,12 @@ static void test_make_config() {
     CHECK(c.heads[0].box_output == 0 && c.heads[0].cls_output == 1 && c.heads[2].stride == 32);
     CHECK(c.settings.image_height == 640 && c.settings.score_threshold.size() == 80 && c.settings.max_total == 50);
     CHECK(c.settings.score_threshold[79] == 0.3f && c.settings.max_per_class == 100 && c.settings.hailort_sort);
+    CHECK(!c.settings.hailort_v5);  // the default, 4.23's ops
+    const auto version = [&](const char* text) {
+        return setup::make_config(specs, setup::read_options(json::parse(text))).settings.hailort_v5;
+    };
+    CHECK(version(R"({"hailort_version": "5.2"})") && !version(R"({"hailort_version": "5.0.0"})"));
+    CHECK(!version(R"({"hailort_version": "5.2", "tie_break": "stable"})"));  // only HailoRT's ties are versioned
     const setup::NmsJson nms = setup::read_nms_json(json::parse(kYolov8n), yolov8n_outputs());
     const Config from_json = setup::make_config(specs, setup::read_options(nms.settings), &nms.heads);
     CHECK(from_json.heads.size() == 3 && from_json.heads[1].box_output == 2 && from_json.settings.iou_threshold == 0.7f);
@@ -431,6 +452,7 @@ int main() {
     test_json_dump();
     test_presets();
     test_options_model();
+    test_hailort_version();
     test_options_errors();
     test_nms_json_real_files();
     test_nms_json_errors();

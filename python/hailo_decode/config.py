@@ -68,6 +68,10 @@ class DecoderConfig:
     ones (only YOLO26 exports those; `from_hef` also picks end2end for them). Every task works
     with end2end too: the rows are chosen first, then their keypoints, angle (rotated box) or mask
     coefficients are read.
+    hailort_version: the HailoRT whose ops tie_break="hailort" reproduces, "X.Y" or "X.Y.Z" of
+    HailoRT 4 or 5 (None: "4.23"). From 5.0.1 the YOLOv8 and YOLOv5 ops list their candidates in
+    another order (ties come out differently) and pre-filter on quantized thresholds
+    (docs/presets.md); with tie_break="stable" it changes nothing.
     """
 
     def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
@@ -75,7 +79,8 @@ class DecoderConfig:
                  classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, proto: Optional[str] = None,
                  proto_stride: Optional[int] = 4, drop_empty_masks: Optional[bool] = None,
                  task: Optional[str] = None, keypoint_dims: Optional[int] = None,
-                 keypoint_decode: Optional[str] = None, angle_decode: Optional[str] = None, **settings: Any) -> None:
+                 keypoint_decode: Optional[str] = None, angle_decode: Optional[str] = None,
+                 hailort_version: Optional[str] = None, **settings: Any) -> None:
         self.outputs: Tuple[OutputInfo, ...] = tuple(outputs)
         if not self.outputs or not all(isinstance(o, OutputInfo) for o in self.outputs):
             raise TypeError("outputs must be a non-empty sequence of OutputInfo")
@@ -86,7 +91,7 @@ class DecoderConfig:
         opts = _core.read_options(dict(
             settings, semantics=semantics, image_size=image_size, classes=classes, bins=bins, proto=proto,
             proto_stride=proto_stride, drop_empty_masks=drop_empty_masks, task=task, keypoint_dims=keypoint_dims,
-            keypoint_decode=keypoint_decode, angle_decode=angle_decode))
+            keypoint_decode=keypoint_decode, angle_decode=angle_decode, hailort_version=hailort_version))
         self._options = opts
         self.semantics: str = opts.semantics
         self._explicit = dict(settings)
@@ -109,6 +114,7 @@ class DecoderConfig:
         self.score_test: str = opts.score_test
         self.iou_test: str = opts.iou_test
         self.tie_break: str = opts.tie_break
+        self.hailort_version: str = opts.hailort_version
         self.rotated_class_offset: float = opts.rotated_class_offset
         self.box_format: str = opts.box_format
         self.end2end: bool = opts.end2end
@@ -154,6 +160,7 @@ class DecoderConfig:
             if self._drop_explicit is not None:
                 kw["drop_empty_masks"] = self._drop_explicit
         kw.update({k: v for k, v in self._decodes_explicit.items() if v is not None})
+        kw["hailort_version"] = self.hailort_version
         if "semantics" in changes and changes["semantics"] != self.semantics:
             # A new preset fills everything the caller did not set explicitly.
             kw = {k: v for k, v in kw.items() if k not in _SETTINGS or k in self._explicit}

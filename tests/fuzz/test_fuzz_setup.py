@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Dict, List
 
 import numpy as np
@@ -90,7 +91,8 @@ def test_fuzz_json_text(spec):
 
 # -- options --------------------------------------------------------------------------------------
 _ODD = [None, True, False, 0, 1, -1, 2, 3, 0.5, 1.0, -0.5, 2.0, 1e30, 1e-45, float("nan"), float("inf"), 10**30,
-        -(2**70), "", "x", "hailort", "ultralytics", "sigmoid", ">", "xyxy_pixels", "pose", "yolo26", "raw", [], [0.5],
+        -(2**70), "", "x", "hailort", "ultralytics", "sigmoid", ">", "xyxy_pixels", "pose", "yolo26", "raw", "4.23",
+        "5.0.1", "5.2", "6.0", "5.2.0.1", "4.", "99999.1", [], [0.5],
         [0, 1], [640, 640], [0.1, 0.2, 0.3], [[1]], {}, {"a": 1}, "np:f32", "np:i64", "np:bool", "np:array", "complex",
         "object", "set"]
 
@@ -122,6 +124,7 @@ def _check_options(o: Any) -> None:
     assert o.box_format in _core.choices("box_format") and o.task in ["", *_core.choices("task")]
     assert o.bins >= 0 and o.keypoint_dims in (0, 2, 3) and o.proto_stride >= 0
     assert all(0 <= c <= 1 << 20 for c in o.classes)
+    assert re.fullmatch(r"[45]\.[0-9]{1,4}(\.[0-9]{1,4})?", o.hailort_version)
 
 
 def _outputs() -> List[hd.OutputInfo]:
@@ -130,7 +133,7 @@ def _outputs() -> List[hd.OutputInfo]:
 
 
 _CONFIG_ARGS = ("semantics", "image_size", "classes", "bins", "proto", "proto_stride", "drop_empty_masks", "task",
-                "keypoint_dims", "keypoint_decode", "angle_decode")
+                "keypoint_dims", "keypoint_decode", "angle_decode", "hailort_version")
 
 
 def run_options(spec: Dict[str, Any]) -> str:

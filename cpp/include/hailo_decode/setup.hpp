@@ -12,6 +12,7 @@
 // and what it got (prefixed with `where` when one is given).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -62,7 +63,7 @@ const json::Value& preset(const std::string& name);
 const std::vector<std::string>& choices(const std::string& key);
 // Every key read_options accepts: "semantics", the preset settings, then the model options
 // (task, bins, keypoint_dims, keypoint_decode, angle_decode, image_size, classes, proto,
-// proto_stride, drop_empty_masks).
+// proto_stride, drop_empty_masks, hailort_version).
 const std::vector<std::string>& option_names();
 // The known name closest to `name` (edit distance), "" when none is close: for "did you mean".
 std::string closest_name(const std::string& name, const std::vector<std::string>& known);
@@ -97,6 +98,10 @@ struct Options {
     std::string proto;                     // "": found by shape; else the prototype output's name
     int proto_stride = 4;                  // 0: not checked (Python None)
     int drop_empty_masks = -1;             // -1: the preset's (ultralytics: 1, hailort: 0)
+    // The HailoRT whose ops tie_break "hailort" reproduces: "X.Y" or "X.Y.Z", major 4 or 5. A
+    // model option, not a preset setting: it names the runtime a model is deployed on, as
+    // image_size names its input, and means nothing to tie_break "stable".
+    std::string hailort_version = "4.23";
 };
 
 // Another name a caller's files use for a preset setting: the TAPPAS plugin reads
@@ -124,6 +129,12 @@ std::string keypoint_decode(const Options& options, int bins);
 std::string angle_decode(const Options& options, int bins);
 // drop_empty_masks as given, else the preset's: Ultralytics' predictor drops them, HailoRT keeps them.
 bool drop_empty_masks(const Options& options);
+// hailort_version as (major, minor, patch) (patch 0 when not given); throws std::invalid_argument
+// naming the key, the form and the value for a malformed one or a major other than 4 or 5.
+std::array<int, 3> hailort_version_numbers(const std::string& version);
+// Whether that version's YOLOv8 / YOLOv5 ops collect candidates in 5.0.1's order and pre-filter on
+// quantized thresholds (Settings::hailort_v5): 5.0.1 and later.
+bool hailort_v5_ops(const std::string& version);
 
 // The heads of a DFC / Model Zoo NMS JSON document (bbox_decoders: YOLOv8 reg_layer/cls_layer,
 // YOLOv5 encoded_layer with anchor w/h lists, YOLOX reg/objectness/cls layers; layer names match an

@@ -100,6 +100,11 @@ struct Settings {
     int64_t max_total = -1;                // < 0: no cap. Applied after the per-class cap.
     int64_t max_candidates = -1;           // < 0: no cap. Highest-scoring candidates kept before NMS.
     bool hailort_sort = true;              // std::sort as HailoRT does (ties unstable) or stable
+    // With hailort_sort: HailoRT 5.0.1+'s ops (setup's hailort_version) instead of 4.23's. Their
+    // candidates come per row in (class, column) order (YOLOv8/DFL heads) or (anchor, column)
+    // order (YOLOv5), which std::sort's ties depend on, and a raw value must also pass the
+    // threshold quantized as HailoRT quantizes it (score_threshold.hpp, hailort_quantize).
+    bool hailort_v5 = false;
     bool normalized = true;                // coordinates divided by the input size
     bool yxyx = true;                      // [ymin, xmin, ymax, xmax] or [x1, y1, x2, y2]
     int image_height = 0, image_width = 0;  // the network's input size, in pixels (required)

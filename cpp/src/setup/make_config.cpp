@@ -46,6 +46,7 @@ Settings make_settings(const Layout& layout, const Options& options) {
     s.max_total = options.max_total;
     s.max_candidates = options.max_candidates;
     s.hailort_sort = options.tie_break == "hailort";
+    s.hailort_v5 = s.hailort_sort && hailort_v5_ops(options.hailort_version);
     s.normalized = options.box_format.find("_normalized") != std::string::npos;  // else _pixels
     s.yxyx = options.box_format.compare(0, 4, "yxyx") == 0;
     s.image_height = layout.image_height;

@@ -18,7 +18,9 @@ constexpr int64_t kMaxInt = int64_t(1) << 20;
 const std::string kMaxIntText = "1048576";
 
 const std::vector<std::string> kModelOptions = {"task", "bins", "keypoint_dims", "keypoint_decode", "angle_decode",
-                                                "image_size", "classes", "proto", "proto_stride", "drop_empty_masks"};
+                                                "image_size", "classes", "proto", "proto_stride", "drop_empty_masks",
+                                                "hailort_version"};
+const std::string kVersionForm = "a HailoRT version \"X.Y\" or \"X.Y.Z\" (e.g. \"4.23\", \"5.2\", \"5.0.1\")";
 
 json::Value cap_value(int64_t cap) { return cap < 0 ? json::Value() : json::Value::integer(cap); }
 
@@ -192,6 +194,15 @@ public:
                                                                       "), or null (not checked)"));
         } else if (key == "drop_empty_masks") {
             if (!v.is_null()) o.drop_empty_masks = boolean(key, v) ? 1 : 0;
+        } else if (key == "hailort_version") {
+            if (v.is_null()) return;  // not given: 4.23's ops
+            if (!v.is_string()) fail(key, kVersionForm, v, true);
+            try {
+                hailort_version_numbers(v.as_string());
+            } catch (const std::invalid_argument&) {
+                fail(key, kVersionForm + " of HailoRT 4 or 5", v, false);
+            }
+            o.hailort_version = v.as_string();
         }
     }
 
@@ -381,6 +392,33 @@ std::string keypoint_decode(const Options& options, int bins) {
 
 std::string angle_decode(const Options& options, int bins) {
     return !options.angle_decode.empty() ? options.angle_decode : bins == 1 ? "raw" : "sigmoid";
+}
+
+std::array<int, 3> hailort_version_numbers(const std::string& version) {
+    std::array<int, 3> out{0, 0, 0};
+    size_t part = 0, digits = 0;
+    for (char ch : version) {
+        if (ch == '.') {
+            if (digits == 0 || ++part > 2) part = 3;  // an empty part or a fourth one: malformed
+            if (part == 3) break;
+            digits = 0;
+        } else if (ch >= '0' && ch <= '9' && digits < 4) {
+            out[part] = out[part] * 10 + (ch - '0');
+            ++digits;
+        } else {
+            part = 3;  // another character, or a part of more than 4 digits
+            break;
+        }
+    }
+    if (part == 3 || part == 0 || digits == 0 || (out[0] != 4 && out[0] != 5))
+        throw std::invalid_argument("hailort_version must be " + kVersionForm + " of HailoRT 4 or 5, got " +
+                                    json::Value::string(version).dump());
+    return out;
+}
+
+bool hailort_v5_ops(const std::string& version) {
+    // HailoRT 5.0.1 changed the YOLOv8 / YOLOv5 ops' loops (docs/presets.md); 4.x and 5.0.0 keep 4.23's.
+    return hailort_version_numbers(version) >= std::array<int, 3>{5, 0, 1};
 }
 
 bool drop_empty_masks(const Options& options) {

@@ -66,6 +66,7 @@ class Settings:
     max_total: int
     max_candidates: int
     hailort_sort: bool
+    hailort_v5: bool
     normalized: bool
     yxyx: bool
     image_height: int
@@ -228,6 +229,7 @@ class Options:
     proto: str
     proto_stride: int
     drop_empty_masks: int
+    hailort_version: str
 
 class NmsJson:
     heads: List[NamedHead]

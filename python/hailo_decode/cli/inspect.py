@@ -79,7 +79,7 @@ def config_to_dict(cfg: DecoderConfig) -> Dict[str, Any]:
         class_activation=cfg.class_activation, score_threshold=_q(cfg.score_threshold), score_test=cfg.score_test,
         iou_threshold=cfg.iou_threshold, iou_test=cfg.iou_test, multi_label=cfg.multi_label, agnostic=cfg.agnostic,
         max_per_class=cfg.max_per_class, max_total=cfg.max_total, max_candidates=cfg.max_candidates,
-        tie_break=cfg.tie_break, box_format=cfg.box_format, end2end=cfg.end2end,
+        tie_break=cfg.tie_break, hailort_version=cfg.hailort_version, box_format=cfg.box_format, end2end=cfg.end2end,
         keypoint_decode=cfg.keypoint_decode, angle_decode=cfg.angle_decode,
         selection=_selection_note(cfg), task_decode=_task_decode_note(cfg),
     )
