@@ -31,8 +31,10 @@ AnchorCoefViews make_anchor_coef_views(const Config& cfg, const std::vector<Tens
             for (int k = 0; k < n; ++k) {
                 const size_t ch = size_t(a * entry + 5 + cfg.num_classes + k);
                 v.channel_offset.push_back(main.channel_offset[ch]);
-                v.zp.push_back(main.zp[ch]);
-                v.scale.push_back(main.scale[ch]);
+                if (!main.zp.empty()) {  // (float32 views have no quantization)
+                    v.zp.push_back(main.zp[ch]);
+                    v.scale.push_back(main.scale[ch]);
+                }
             }
             v.contiguous_channels = false;  // offsets start past channel 0
             out.views.push_back(std::move(v));
