@@ -52,6 +52,20 @@ int head_classes(const NamedHead& h, const ByName& by_name, int coefficients = 0
 
 }  // namespace
 
+// The one output no head names, when its grid is finer than every head's (a prototype's).
+static bool finer_leftover(const std::vector<NamedHead>& heads, const std::vector<OutputShape>& outputs,
+                           const ByName& by_name) {
+    const OutputShape* left = nullptr;
+    for (const OutputShape& o : outputs)
+        if (std::none_of(heads.begin(), heads.end(), [&](const NamedHead& h) { return h.box == o.name; })) left = &o;
+    if (!left) return false;
+    for (const NamedHead& h : heads) {
+        const auto it = by_name.find(h.box);
+        if (it == by_name.end() || it->second->height >= left->height || it->second->width >= left->width) return false;
+    }
+    return true;
+}
+
 // YOLOv5/YOLOv7-seg: the anchor heads and the prototype (named, or the one output no head takes);
 // every output is a head's tensor or the prototype, once.
 static Layout anchor_seg_layout(std::vector<NamedHead> heads, const std::vector<OutputShape>& outputs, const ByName& by_name,
@@ -120,9 +134,11 @@ HeadKind head_family(const std::vector<NamedHead>& heads) {
 Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const std::vector<OutputShape>& outputs,
                             const ByName& by_name, const Options& options) {
     if (heads.empty()) throw std::invalid_argument("heads must not be empty");
-    // YOLOv5/YOLOv7-seg: anchor heads and a prototype output (named, or the one output no head takes).
+    // YOLOv5/YOLOv7-seg: anchor heads and a prototype output (named, or the one output no head takes
+    // when its grid is finer than every head's: a prototype's, not a forgotten head's).
     if (kind == HeadKind::YOLOV5 && (options.task == "segment" || !options.proto.empty() ||
-                                     (options.task.empty() && outputs.size() == heads.size() + 1)))
+                                     (options.task.empty() && outputs.size() == heads.size() + 1 &&
+                                      finer_leftover(heads, outputs, by_name))))
         return anchor_seg_layout(std::move(heads), outputs, by_name, options);
     if (!options.proto.empty() || !(options.task.empty() || options.task == "detect"))
         throw std::invalid_argument(std::string(family_name(kind)) + " heads are detection heads: no task=" +
