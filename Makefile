@@ -3,7 +3,7 @@ SECONDS ?= 600
 TARGET ?= all
 FRAMES ?= 1000000
 
-.PHONY: test fuzz bench soak ci
+.PHONY: test fuzz bench soak ci wheels
 
 test:            ## README's test command
 	pip install ".[test]" && python -m pytest -q
@@ -16,6 +16,9 @@ bench:           ## side-by-side benchmarks (BENCHMARKS.md)
 
 soak:            ## resident memory and time per frame over a long run
 	python benchmarks/soak.py --frames $(FRAMES)
+
+wheels:          ## the release artifacts in dist/: sdist, x86-64 and aarch64 (cp311) wheels (as root; README)
+	bash scripts/build_wheels.sh dist
 
 ci:
 	bash .ci/run
