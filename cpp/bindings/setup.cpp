@@ -137,6 +137,14 @@ void bind_setup(py::module_& m) {
     m.def("read_nms_json", [](const py::handle& doc, const std::vector<setup::OutputShape>& outputs,
                               const std::string& where) { return setup::read_nms_json(to_json(doc), outputs, where); },
           py::arg("doc"), py::arg("outputs"), py::arg("where") = "");
+    m.def("read_heads",
+          [](const py::handle& heads, const std::string& where, std::optional<std::vector<setup::OutputShape>> outputs) {
+              return setup::read_heads(json_value_detail::to_json(heads, "heads", 0), where, outputs ? &*outputs : nullptr);
+          },
+          py::arg("heads"), py::arg("where") = "", py::arg("outputs") = py::none(),
+          "NamedHeads from a list of head dicts, as a config file's \"heads\" key holds them ({'box', 'cls', 'stride', "
+          "'angle' | 'kpt' | 'mask'}, {'output', 'anchors', 'stride'} or {'reg', 'obj', 'cls', 'stride'}); with outputs, "
+          "each name checked to be one of them. TypeError: an unknown key or a value of the wrong kind.");
     m.def("thresholds_per_class", &setup::thresholds_per_class, py::arg("options"), py::arg("num_classes"));
     m.def("keypoint_decode", &setup::keypoint_decode, py::arg("options"), py::arg("bins"));
     m.def("angle_decode", &setup::angle_decode, py::arg("options"), py::arg("bins"));

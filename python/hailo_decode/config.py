@@ -40,6 +40,11 @@ class DecoderConfig:
     """Everything a Decoder needs. Build it by hand, from the DFC NMS JSON (`from_nms_json`), or
     let it pair heads from the output shapes.
 
+    heads: Head / AnchorHead / YoloxHead objects, or the same as dicts, as the TAPPAS plugin's
+    config file names them under "heads" (read by the same C++ code): {"box", "cls", "stride",
+    and at most one of "angle", "kpt", "mask"}, {"output", "anchors": [[w, h], ...], "stride"}, or
+    {"reg", "obj", "cls", "stride"}; "stride" may be left out. None: paired by shape.
+
     DecoderConfig(outputs, heads=None, *, image_size=None, semantics="hailort", classes=None,
                   bins=None, **settings)
 
@@ -74,7 +79,7 @@ class DecoderConfig:
     (docs/presets.md); with tie_break="stable" it changes nothing.
     """
 
-    def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Head]] = None, *,
+    def __init__(self, outputs: Iterable[OutputInfo], heads: Optional[Iterable[Union[Head, Mapping[str, Any]]]] = None, *,
                  image_size: Optional[Tuple[int, int]] = None, semantics: str = "hailort",
                  classes: Optional[Iterable[int]] = None, bins: Optional[int] = None, proto: Optional[str] = None,
                  proto_stride: Optional[int] = 4, drop_empty_masks: Optional[bool] = None,

@@ -68,6 +68,11 @@ const std::vector<std::string>& option_names();
 // The known name closest to `name` (edit distance), "" when none is close: for "did you mean".
 std::string closest_name(const std::string& name, const std::vector<std::string>& known);
 
+// Who reads pairing's advice: the Python package (its keywords and classes: heads=[Head(...)],
+// task='obb', DecoderConfig.from_nms_json) or a config file (the TAPPAS plugin: its keys "heads",
+// "task", "proto", "nms_json"). Only the advice's wording differs; the checks are the same.
+enum class Wording : uint8_t { Python, ConfigFile };
+
 // Resolved and checked options: each preset setting from the object or, when absent, the preset;
 // model options as given (empty / 0 / -1: not given).
 struct Options {
@@ -102,6 +107,8 @@ struct Options {
     // model option, not a preset setting: it names the runtime a model is deployed on, as
     // image_size names its input, and means nothing to tie_break "stable".
     std::string hailort_version = "4.23";
+    // --- not a key: set by the caller (read_options leaves Python's) ---
+    Wording wording = Wording::Python;     // the words pairing's errors advise in
 };
 
 // Another name a caller's files use for a preset setting: the TAPPAS plugin reads
@@ -148,6 +155,21 @@ struct NmsJson {
     int64_t regression_length = -1;
 };
 NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& outputs, const std::string& where = "");
+
+// The heads a config names: the TAPPAS plugin's "heads" key, and DecoderConfig(heads=[{...}, ...])
+// in Python (the same dicts). A list of objects, one a head, all of one family:
+//   DFL (YOLOv8/YOLO11/YOLO26): {"box": name, "cls": name, "stride": 8, and at most one of
+//                                "angle" (OBB), "kpt" (pose), "mask" (segmentation): name}
+//   YOLOv5/YOLOv7 anchor head:  {"output": name, "anchors": [[w, h], ...], "stride": 8}
+//   YOLOX:                      {"reg": name, "obj": name, "cls": name, "stride": 8}
+// "stride" may be left out (or null): derived from the grid and the input size. The prototype
+// output of segmentation is the "proto" option. Each failure is one line naming the key as
+// heads[i].key (after `where`): an unknown key names the closest known one and a value of the
+// wrong kind is a type_error; a missing name, a head mixing two families' keys or heads of two
+// families, a stride or anchor out of range are std::invalid_argument. With `outputs`, each name
+// must be one of them (the closest is named).
+std::vector<NamedHead> read_heads(const json::Value& heads, const std::string& where = "",
+                                  const std::vector<OutputShape>* outputs = nullptr);
 
 // What pairing found: the head family, heads with every stride resolved, the input size, the task
 // and the counts the core needs.

@@ -67,7 +67,7 @@ std::vector<NamedHead> given_heads(const std::vector<NamedHead>& heads, const st
 }
 
 // A prototype output goes with a mask coefficient output on every head, and a head has one task.
-void check_masks(const std::vector<NamedHead>& heads, const std::string& proto) {
+void check_masks(const std::vector<NamedHead>& heads, const std::string& proto, Wording w) {
     std::vector<std::string> lacking;
     const NamedHead* with_mask = nullptr;
     bool other_task = false;
@@ -77,7 +77,8 @@ void check_masks(const std::vector<NamedHead>& heads, const std::string& proto) 
         other_task = other_task || !h.kpt.empty() || !h.angle.empty();
     }
     if (proto.empty() && with_mask)
-        throw std::invalid_argument("head mask output " + quoted(with_mask->mask) + " needs the prototype output: pass proto=");
+        throw std::invalid_argument("head mask output " + quoted(with_mask->mask) + " needs the prototype output: " +
+                                    (w == Wording::Python ? std::string("pass proto=") : "name it in \"proto\""));
     if (!proto.empty() && !lacking.empty())
         throw std::invalid_argument("with a prototype output (" + quoted(proto) + ") every head needs its mask coefficient "
                                     "output; heads with box outputs " + names_text(lacking) + " have none");
@@ -102,7 +103,8 @@ void check_channels(const std::vector<NamedHead>& heads, const ByName& by_name, 
                                     " channels, not 4 x bins");
     layout.bins = bc / 4;
     if (options.bins != 0 && options.bins != layout.bins)
-        throw std::invalid_argument("bins=" + std::to_string(options.bins) + " but box outputs have " + std::to_string(bc) +
+        throw std::invalid_argument(setting_text(options.wording, "bins", std::to_string(options.bins), std::to_string(options.bins)) +
+                                    " but box outputs have " + std::to_string(bc) +
                                     " channels (= 4 x " + std::to_string(layout.bins) + ")");
     layout.num_classes = *cls_channels.begin();
     for (const NamedHead& h : heads) {
@@ -128,12 +130,12 @@ Layout dfl_layout(const std::vector<OutputShape>& outputs, const ByName& by_name
         Outputs rest;
         for (const OutputShape* o : all)
             if (o->name != proto) rest.push_back(o);
-        pairs = proto.empty() ? pair_by_shape(rest, options.bins, options.task, options.keypoint_dims)
-                              : pair_seg_by_shape(rest, *by_name.at(proto), options.bins);
+        pairs = proto.empty() ? pair_by_shape(rest, options.bins, options.task, options.keypoint_dims, options.wording)
+                              : pair_seg_by_shape(rest, *by_name.at(proto), options.bins, options.wording);
     }
-    check_masks(pairs, proto);
+    check_masks(pairs, proto, options.wording);
     Layout layout;
-    const TaskShape task = check_task_outputs(pairs, by_name, options.task, options.keypoint_dims);
+    const TaskShape task = check_task_outputs(pairs, by_name, options.task, options.keypoint_dims, options.wording);
     layout.task = task.task;
     layout.num_keypoints = task.num_keypoints;
     layout.keypoint_dims = task.keypoint_dims;
@@ -142,11 +144,12 @@ Layout dfl_layout(const std::vector<OutputShape>& outputs, const ByName& by_name
         for (const std::string* n : {&h.box, &h.cls, &h.mask, &h.kpt, &h.angle})
             if (!n->empty()) used.push_back(*n);
     if (!proto.empty()) used.push_back(proto);
-    check_used_once(used, outputs);
+    check_used_once(used, outputs, options.wording);
     check_channels(pairs, by_name, options, layout);
     resolve_strides(pairs, by_name, options, layout);
     if (!proto.empty())
-        check_seg(*by_name.at(proto), pairs, by_name, layout.image_height, layout.image_width, options.proto_stride);
+        check_seg(*by_name.at(proto), pairs, by_name, layout.image_height, layout.image_width, options.proto_stride,
+                  options.wording);
     layout.kind = HeadKind::DFL;
     layout.heads = std::move(pairs);
     layout.proto = proto;
@@ -159,7 +162,7 @@ Layout pair_outputs(const std::vector<OutputShape>& outputs, const Options& opti
     const ByName by_name = index_outputs(outputs);
     check_model_options(options);
     if (heads && !heads->empty() && (*heads)[0].kind == HeadKind::SSD) return ssd_layout(*heads, outputs, options);
-    const HeadKind kind = heads ? head_family(*heads) : HeadKind::DFL;
+    const HeadKind kind = heads ? head_family(*heads, options.wording) : HeadKind::DFL;
     if (kind != HeadKind::DFL) return anchor_family_layout(kind, *heads, outputs, by_name, options);
     return dfl_layout(outputs, by_name, options, heads);
 }

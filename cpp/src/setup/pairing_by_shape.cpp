@@ -13,9 +13,11 @@ namespace hailo_decode::setup::detail {
 
 namespace {
 
-const char* const kAdvice =
-    "pass heads=[Head(box=..., cls=..., stride=..., kpt=... or angle=...), ...] or use DecoderConfig.from_nms_json";
-const char* const kSegAdvice = "pass heads=[Head(box=..., cls=..., stride=..., mask=...), ...]";
+// Heads of a -seg model named: with their mask coefficient outputs (and, in a config, the prototype).
+std::string seg_advice(Wording w) {
+    if (w == Wording::Python) return "pass " + heads_text(w, HeadsAdvice::Mask);
+    return "name the heads in the config: " + heads_text(w, HeadsAdvice::Mask) + ", and the prototype output in \"proto\"";
+}
 
 // The two outputs of a trio other than `one`.
 std::pair<const OutputShape*, const OutputShape*> others(const Outputs& trio, const OutputShape* one) {
@@ -116,7 +118,9 @@ const OutputShape* pick_box(const OutputShape& a, const OutputShape& b, int bins
     return only([](const OutputShape& o) { return o.channels % 4 == 0; });
 }
 
-std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std::string& task, int keypoint_dims) {
+std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std::string& task, int keypoint_dims,
+                                     Wording w) {
+    const std::string advice = name_heads_advice(w);
     const std::vector<GridGroup> groups = group_by_grid(outputs);
     std::vector<size_t> sizes;
     for (const GridGroup& g : groups)
@@ -124,13 +128,15 @@ std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std
     const bool pose_or_obb = task == "pose" || task == "obb";
     if (sizes.size() != 1 || (sizes[0] != 2 && sizes[0] != 3) || (task == "detect" && sizes[0] != 2) ||
         (pose_or_obb && sizes[0] != 3)) {
-        const std::string hint = family_hint(groups, task);
+        const std::string hint = family_hint(groups, task, w);
         if (!hint.empty()) throw std::invalid_argument("cannot pair outputs by shape: " + groups_text(groups, true) + ": " + hint);
         const std::string per = task == "detect" ? "two (box, class)"
                                 : pose_or_obb   ? "three (box, class, kpt or angle)"
                                                 : "two (box, class) or three (box, class, kpt or angle)";
-        throw std::invalid_argument("cannot pair outputs by shape: each grid needs " + per + " outputs, got " +
-                                    groups_text(groups, false) + "; " + kAdvice);
+        // A task given settles what each grid needs: it is named, as it may be the mistake.
+        const std::string given = task.empty() ? "" : " with " + setting_text(w, "task", quoted(task), "\"" + task + "\"");
+        throw std::invalid_argument("cannot pair outputs by shape: each grid needs " + per + " outputs" + given + ", got " +
+                                    groups_text(groups, false) + "; " + advice);
     }
     const std::vector<GridGroup> ordered = finest_first(groups);
     std::vector<NamedHead> heads;
@@ -139,7 +145,8 @@ std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std
             const OutputShape &a = *g.outputs[0], &b = *g.outputs[1];
             const OutputShape* box = pick_box(a, b, bins);
             if (!box)
-                throw std::invalid_argument(box_or_class_error(g, a, b, kAdvice) + (bins ? "" : " (or bins=...)"));
+                throw std::invalid_argument(box_or_class_error(g, a, b, advice) +
+                                            (bins ? "" : " (or " + setting_text(w, "bins", "...", "...") + ")"));
             heads.push_back(dfl_head(*box, box == &a ? b : a));
         }
         return heads;
@@ -154,11 +161,11 @@ std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std
         }
     }
     const std::string names = groups_text(groups, true);
-    const std::string hint = family_hint(groups, task);
+    const std::string hint = family_hint(groups, task, w);
     if (!hint.empty()) throw std::invalid_argument("cannot pair outputs by shape: " + names + ": " + hint);
     if (readings.empty())
         throw std::invalid_argument("cannot pair outputs by shape: no reading as box (4 x bins), class and kpt (a multiple of " +
-                                    std::to_string(dims) + ") or angle (1 channel) fits every grid: " + names + "; " + kAdvice);
+                                    std::to_string(dims) + ") or angle (1 channel) fits every grid: " + names + "; " + advice);
     std::string options;
     for (const auto& [reading, per_grid] : readings) {
         const auto& [t, nc, k] = reading;
@@ -166,8 +173,14 @@ std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std
         if (t == "pose") options += " and " + std::to_string(k) + " kpt channels";
     }
     if (readings.size() == 1) options += " (with two outputs of one grid that could each be either)";
-    throw std::invalid_argument("cannot pair outputs by shape, it is ambiguous: " + options + " all fit " + names +
-                                "; pass task='pose' or task='obb' (and keypoint_dims=2 for (x, y) keypoints), or " + kAdvice);
+    // The task settles a pose/OBB ambiguity; when it is given already (or no other reading is left),
+    // only naming the heads does.
+    const bool task_helps = task.empty() && readings.size() > 1;
+    const std::string set_task = w == Wording::Python
+        ? "pass task='pose' or task='obb' (and keypoint_dims=2 for (x, y) keypoints), or "
+        : "set \"task\": \"pose\" or \"obb\" (and \"keypoint_dims\": 2 for (x, y) keypoints), or ";
+    throw std::invalid_argument("cannot pair outputs by shape, it is ambiguous: " + options + " all fit " + names + "; " +
+                                (task_helps ? set_task : "") + advice);
 }
 
 std::string find_proto(const Outputs& outputs) {
@@ -182,14 +195,15 @@ std::string find_proto(const Outputs& outputs) {
     return finest.outputs[0]->name;
 }
 
-std::vector<NamedHead> pair_seg_by_shape(const Outputs& outputs, const OutputShape& proto, int bins) {
+std::vector<NamedHead> pair_seg_by_shape(const Outputs& outputs, const OutputShape& proto, int bins, Wording w) {
+    const std::string advice = seg_advice(w);
     const std::vector<GridGroup> groups = group_by_grid(outputs);
     std::vector<GridGroup> bad;
     for (const GridGroup& g : groups)
         if (g.outputs.size() != 3) bad.push_back(g);
     if (!bad.empty())
         throw std::invalid_argument("cannot pair segmentation outputs by shape: each grid needs a box, a class and a mask "
-                                    "coefficient output, got " + groups_text(bad, false) + "; " + kSegAdvice);
+                                    "coefficient output, got " + groups_text(bad, false) + "; " + advice);
     std::vector<NamedHead> heads;
     for (const GridGroup& g : finest_first(groups)) {
         Outputs masks;
@@ -198,10 +212,10 @@ std::vector<NamedHead> pair_seg_by_shape(const Outputs& outputs, const OutputSha
         if (masks.size() != 1)
             throw std::invalid_argument("cannot tell the mask coefficient output on grid " + grid_text(g.height, g.width) + ": " +
                                         outputs_text(g.outputs, true) + " against prototype " + quoted(proto.name) + " with " +
-                                        std::to_string(proto.channels) + " channels; " + kSegAdvice);
+                                        std::to_string(proto.channels) + " channels; " + advice);
         const auto [a, b] = others(g.outputs, masks[0]);
         const OutputShape* box = pick_box(*a, *b, bins);
-        if (!box) throw std::invalid_argument(box_or_class_error(g, *a, *b, kSegAdvice));
+        if (!box) throw std::invalid_argument(box_or_class_error(g, *a, *b, advice));
         NamedHead h = dfl_head(*box, box == a ? *b : *a);
         h.mask = masks[0]->name;
         heads.push_back(h);

@@ -9,23 +9,23 @@
 
 namespace hailo_decode::setup::detail {
 
-void check_used_once(const std::vector<std::string>& used, const std::vector<OutputShape>& outputs) {
+void check_used_once(const std::vector<std::string>& used, const std::vector<OutputShape>& outputs, Wording w) {
     if (std::set<std::string>(used.begin(), used.end()).size() != used.size())
         throw std::invalid_argument("an output is used by more than one head: " + names_text(used));
     std::vector<std::string> unused;
     for (const OutputShape& o : outputs)
         if (std::find(used.begin(), used.end(), o.name) == used.end()) unused.push_back(o.name);
     if (!unused.empty())
-        throw std::invalid_argument("outputs " + names_text(unused) + " belong to no head; remove them or add heads");
+        throw std::invalid_argument("outputs " + names_text(unused) + " belong to no head; " + unused_outputs_advice(w));
 }
 
 namespace {
 
 // What `task` needs on every head, in words.
-std::string task_needs(const std::string& task) {
+std::string task_needs(const std::string& task, Wording w) {
     if (task == "pose") return "a kpt output";
     if (task == "obb") return "an angle output";
-    if (task == "segment") return "a mask output (and proto=)";
+    if (task == "segment") return "a mask output (and " + key_text(w, "proto") + ")";
     return "no kpt, angle or mask output";
 }
 
@@ -40,7 +40,7 @@ void check_on_box_grid(const NamedHead& h, const std::string& role, const std::s
 }  // namespace
 
 TaskShape check_task_outputs(const std::vector<NamedHead>& heads, const ByName& by_name, const std::string& task,
-                             int keypoint_dims) {
+                             int keypoint_dims, Wording w) {
     size_t with_kpt = 0, with_angle = 0;
     bool with_mask = false;
     for (const NamedHead& h : heads) {
@@ -59,7 +59,8 @@ TaskShape check_task_outputs(const std::vector<NamedHead>& heads, const ByName& 
     if (with_kpt && with_angle) throw std::invalid_argument("a head has either a kpt (pose) or an angle (OBB) output, not both");
     const std::string found = with_kpt ? "pose" : with_angle ? "obb" : with_mask ? "segment" : "detect";
     if (!task.empty() && task != found)
-        throw std::invalid_argument("task=" + quoted(task) + " needs " + task_needs(task) + " on every head; the heads describe " +
+        throw std::invalid_argument(setting_text(w, "task", quoted(task), json::Value::string(task).dump()) + " needs " +
+                                    task_needs(task, w) + " on every head; the heads describe " +
                                     quoted(found));
     for (const NamedHead& h : heads) {
         if (!h.kpt.empty()) check_on_box_grid(h, "kpt", h.kpt, by_name);
@@ -88,7 +89,10 @@ TaskShape check_task_outputs(const std::vector<NamedHead>& heads, const ByName& 
     if (counts.size() != 1) throw std::invalid_argument("all kpt outputs must have the same channels, got {" + each + "}");
     const int c = *counts.begin();
     if (c % dims) {
-        const std::string hint = dims == 3 && c % 2 == 0 ? "; pass keypoint_dims=2 for (x, y) keypoints" : "";
+        const std::string hint = dims == 3 && c % 2 == 0
+                                     ? (w == Wording::Python ? "; pass " : "; set ") + setting_text(w, "keypoint_dims", "2", "2") +
+                                           " for (x, y) keypoints"
+                                     : "";
         throw std::invalid_argument("kpt output " + quoted(heads[0].kpt) + ": " + std::to_string(c) +
                                     " channels is not a multiple of " + std::to_string(dims) + " (" +
                                     (dims == 3 ? "x, y, visibility" : "x, y") + " per keypoint)" + hint);
@@ -97,7 +101,7 @@ TaskShape check_task_outputs(const std::vector<NamedHead>& heads, const ByName& 
 }
 
 void check_seg(const OutputShape& proto, const std::vector<NamedHead>& heads, const ByName& by_name, int image_height,
-               int image_width, int proto_stride) {
+               int image_width, int proto_stride, Wording w) {
     for (const NamedHead& h : heads) {
         const OutputShape &m = *by_name.at(h.mask), &b = *by_name.at(h.box);
         if (m.channels != proto.channels)
@@ -115,7 +119,8 @@ void check_seg(const OutputShape& proto, const std::vector<NamedHead>& heads, co
         throw std::invalid_argument("output " + quoted(proto.name) + ": prototype grid " + grid_text(proto.height, proto.width) +
                                     " is not image_size / " + std::to_string(st) + " = " +
                                     grid_text(image_height / st, image_width / st) + " (image_size " +
-                                    grid_text(image_height, image_width) + "); pass proto_stride=None to allow it");
+                                    grid_text(image_height, image_width) + "); " + (w == Wording::Python ? "pass " : "set ") +
+                                    setting_text(w, "proto_stride", "None", "null") + " to allow it");
 }
 
 }  // namespace hailo_decode::setup::detail

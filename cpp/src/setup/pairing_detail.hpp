@@ -1,9 +1,10 @@
 // The pieces of setup::pair_outputs (pairing.cpp), one job a file: grouping and pairing by shape
 // (pairing_by_shape.cpp), the hints naming other head families (pairing_hints.cpp), the checks of
 // the heads' outputs (pairing_checks.cpp), YOLOv5 / YOLOX heads (pairing_families.cpp), strides
-// and the input size (pairing_strides.cpp) and the rendering of names in messages
-// (pairing_text.cpp). Private to the core (and the Python binding, which checks a head's stride
-// from Python with check_stride before it narrows to int).
+// and the input size (pairing_strides.cpp), the rendering of names in messages
+// (pairing_text.cpp) and the advice in the asker's words (pairing_advice.cpp). Private to the
+// core (and the Python binding, which checks a head's stride from Python with check_stride before
+// it narrows to int).
 #pragma once
 
 #include <cstdint>
@@ -46,10 +47,28 @@ std::string head_text(const NamedHead& head);
 // "class" or "classes" after n.
 std::string plural(int n, const std::string& one, const std::string& many);
 
+// --- advice (pairing_advice.cpp): what to set, in the words of who asks ----------------------
+// Python: keywords and classes (task='obb', heads=[Head(...)]); a config file: its keys
+// ("task": "obb", "heads": [{...}]). The TAPPAS plugin's messages never name a Python call.
+// key=value: task='obb' / "task": "obb" (py_value and json_value as each writes the value).
+std::string setting_text(Wording w, const std::string& key, const std::string& py_value, const std::string& json_value);
+// The key alone: proto= / "proto".
+std::string key_text(Wording w, const std::string& key);
+enum class HeadsAdvice : uint8_t { KptOrAngle, Mask, Angle, Anchor, Yolox };
+// How to name heads of that form: heads=[Head(box=..., ...), ...] / "heads": [{"box": ..., ...}].
+std::string heads_text(Wording w, HeadsAdvice form);
+// "pass heads=[...] or use DecoderConfig.from_nms_json" / "name the heads in the config's ...".
+std::string name_heads_advice(Wording w);
+// The Model Zoo JSON (and, for Python, a HEF with its NMS op) that configures anchor heads.
+std::string family_advice(Wording w);
+// The remedy for outputs no head uses.
+std::string unused_outputs_advice(Wording w);
+
 // --- pairing by shape (pairing_by_shape.cpp) -------------------------------------------------
 // (box, cls) heads, or (box, cls, kpt) / (box, cls, angle) when each grid holds three outputs;
 // refuses to guess when more than one reading fits. bins 0, task "", keypoint_dims 0: not given.
-std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std::string& task, int keypoint_dims);
+std::vector<NamedHead> pair_by_shape(const Outputs& outputs, int bins, const std::string& task, int keypoint_dims,
+                                     Wording wording);
 // The box of a (box, cls) pair by channels (4 x bins; without bins, 64 channels, else the only
 // multiple of 4); nullptr when both or neither could be.
 const OutputShape* pick_box(const OutputShape& a, const OutputShape& b, int bins);
@@ -57,16 +76,16 @@ const OutputShape* pick_box(const OutputShape& a, const OutputShape& b, int bins
 std::string find_proto(const Outputs& outputs);
 // (box, cls, mask) heads of a -seg model: per grid the output with the prototype's channels holds
 // the mask coefficients.
-std::vector<NamedHead> pair_seg_by_shape(const Outputs& outputs, const OutputShape& proto, int bins);
+std::vector<NamedHead> pair_seg_by_shape(const Outputs& outputs, const OutputShape& proto, int bins, Wording wording);
 
 // --- hints (pairing_hints.cpp) ------------------------------------------------------------------
 // What outputs that are not DFL heads look like (YOLOv5/YOLOv7, YOLOX, YOLO26's OBB head) and
 // what configures them; "" when neither fits.
-std::string family_hint(const std::vector<GridGroup>& groups, const std::string& task);
+std::string family_hint(const std::vector<GridGroup>& groups, const std::string& task, Wording wording);
 
 // --- checks (pairing_checks.cpp) ----------------------------------------------------------------
 // Each name in `used` names an output, once; every output is named.
-void check_used_once(const std::vector<std::string>& used, const std::vector<OutputShape>& outputs);
+void check_used_once(const std::vector<std::string>& used, const std::vector<OutputShape>& outputs, Wording wording);
 struct TaskShape {
     std::string task;
     int num_keypoints = 0, keypoint_dims = 3;
@@ -74,15 +93,15 @@ struct TaskShape {
 // The task the DFL heads describe (pose: kpt outputs, obb: angle outputs, segment: mask outputs),
 // checked against `task` ("" not given), with the keypoint count.
 TaskShape check_task_outputs(const std::vector<NamedHead>& heads, const ByName& by_name, const std::string& task,
-                             int keypoint_dims);
+                             int keypoint_dims, Wording wording);
 // Mask coefficient outputs against the prototype; its grid is the input size / proto_stride
 // (0: not checked).
 void check_seg(const OutputShape& proto, const std::vector<NamedHead>& heads, const ByName& by_name, int image_height,
-               int image_width, int proto_stride);
+               int image_width, int proto_stride, Wording wording);
 
 // --- YOLOv5 / YOLOX heads (pairing_families.cpp) ----------------------------------------------
 // The family of the heads given (all of one kind).
-HeadKind head_family(const std::vector<NamedHead>& heads);
+HeadKind head_family(const std::vector<NamedHead>& heads, Wording wording);
 // The layout of YOLOv5 or YOLOX heads: every output in one head, the channels fitting, one class
 // count, strides resolved.
 Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const std::vector<OutputShape>& outputs,

@@ -89,7 +89,7 @@ static Layout anchor_seg_layout(std::vector<NamedHead> heads, const std::vector<
     if (proto.empty()) {
         if (rest.size() != 1)
             throw std::invalid_argument("YOLOv5-seg heads need one prototype output; outputs no head takes: " + names_text(rest) +
-                                        "; name it: proto= (a config file: \"proto\")");
+                                        "; name it: " + key_text(options.wording, "proto"));
         proto = rest[0];
     } else if (!by_name.count(proto)) {
         throw std::invalid_argument("proto output " + quoted(proto) + " is not among the outputs " + names_text(names));
@@ -115,19 +115,23 @@ static Layout anchor_seg_layout(std::vector<NamedHead> heads, const std::vector<
         (p.height * options.proto_stride != layout.image_height || p.width * options.proto_stride != layout.image_width))
         throw std::invalid_argument("prototype output " + quoted(proto) + " " + grid_text(p.height, p.width) + " is not the input " +
                                     grid_text(layout.image_height, layout.image_width) + " / proto_stride " +
-                                    std::to_string(options.proto_stride) + "; pass the right proto_stride (None: not checked)");
+                                    std::to_string(options.proto_stride) + "; give the right " +
+                                    (options.wording == Wording::Python ? std::string("proto_stride (None: not checked)")
+                                                                        : "\"proto_stride\" (null: not checked)"));
     for (NamedHead& h : heads) h.mask = h.box;  // the coefficients lie in the head's tensor
     layout.heads = std::move(heads);
     layout.proto = proto;
     return layout;
 }
 
-HeadKind head_family(const std::vector<NamedHead>& heads) {
+HeadKind head_family(const std::vector<NamedHead>& heads, Wording w) {
     std::set<std::string> kinds;
     for (const NamedHead& h : heads) kinds.insert(family_name(h.kind));
     if (kinds.size() > 1)
-        throw std::invalid_argument("heads mix head families " + names_text({kinds.begin(), kinds.end()}) +
-                                    "; use Head (DFL), AnchorHead (YOLOv5/YOLOv7) or YoloxHead (YOLOX) for all of them");
+        throw std::invalid_argument("heads mix head families " + names_text({kinds.begin(), kinds.end()}) + "; " +
+                                    (w == Wording::Python
+                                         ? "use Head (DFL), AnchorHead (YOLOv5/YOLOv7) or YoloxHead (YOLOX) for all of them"
+                                         : "name heads of one kind in \"heads\""));
     return heads.empty() ? HeadKind::DFL : heads[0].kind;
 }
 
@@ -141,8 +145,10 @@ Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const s
                                       finer_leftover(heads, outputs, by_name))))
         return anchor_seg_layout(std::move(heads), outputs, by_name, options);
     if (!options.proto.empty() || !(options.task.empty() || options.task == "detect"))
-        throw std::invalid_argument(std::string(family_name(kind)) + " heads are detection heads: no task=" +
-                                    task_text(options.task) + " or proto= for them");
+        throw std::invalid_argument(std::string(family_name(kind)) + " heads are detection heads: no " +
+                                    setting_text(options.wording, "task", task_text(options.task),
+                                                 options.task.empty() ? "null" : json::Value::string(options.task).dump()) +
+                                    " or " + key_text(options.wording, "proto") + " for them");
     std::vector<std::string> names, used;
     for (const OutputShape& o : outputs) names.push_back(o.name);
     for (NamedHead& h : heads) {
@@ -158,7 +164,7 @@ Layout anchor_family_layout(HeadKind kind, std::vector<NamedHead> heads, const s
         }
         if (kind == HeadKind::YOLOV5) check_anchors(h);
     }
-    check_used_once(used, outputs);
+    check_used_once(used, outputs, options.wording);
     std::set<int> classes;
     for (const NamedHead& h : heads) classes.insert(head_classes(h, by_name));
     if (classes.size() != 1)

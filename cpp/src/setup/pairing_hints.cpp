@@ -13,9 +13,6 @@ namespace hailo_decode::setup::detail {
 
 namespace {
 
-const char* const kFamilyAdvice =
-    "use DecoderConfig.from_nms_json(...) (the Model Zoo JSON) or DecoderConfig.from_hef(...) (a HEF with its NMS op)";
-
 // (anchors, classes) of one YOLOv5/YOLOv7 tensor of anchors x (5 + classes) channels, three
 // anchors (both repositories' default) first; none when no count from 1 to 5 fits.
 std::optional<std::pair<int, int>> anchor_reading(int channels) {
@@ -39,7 +36,7 @@ std::string classes_text(int nc) { return std::to_string(nc) + " " + plural(nc, 
 
 }  // namespace
 
-std::string family_hint(const std::vector<GridGroup>& groups, const std::string& task) {
+std::string family_hint(const std::vector<GridGroup>& groups, const std::string& task, Wording w) {
     auto all_of_size = [&](size_t n) {
         return std::all_of(groups.begin(), groups.end(), [&](const GridGroup& g) { return g.outputs.size() == n; });
     };
@@ -53,8 +50,8 @@ std::string family_hint(const std::vector<GridGroup>& groups, const std::string&
         const auto [a, nc] = *reading;
         return "one tensor per grid looks like YOLOv5/YOLOv7 anchor heads (" + std::to_string(a) + " " +
                plural(a, "anchor", "anchors") + " x (5 + " + classes_text(nc) + ") = " + std::to_string(a * (5 + nc)) +
-               " channels): their anchors are not in the tensors; " + kFamilyAdvice +
-               ", or heads=[AnchorHead(output, anchors=((w, h), ...), stride=...), ...]";
+               " channels): their anchors are not in the tensors; " + family_advice(w) + ", or " +
+               heads_text(w, HeadsAdvice::Anchor);
     }
     if (!(task.empty() || task == "detect" || task == "obb") || !all_of_size(3)) return "";
     const std::optional<int> nc = yolox_classes(groups[0].outputs);
@@ -62,14 +59,17 @@ std::string family_hint(const std::vector<GridGroup>& groups, const std::string&
     for (const GridGroup& g : groups)
         if (yolox_classes(g.outputs) != nc) return "";
     const std::string hint = "4, 1 and " + std::to_string(*nc) + " channels per grid look like YOLOX heads (reg, objectness, " +
-                             classes_text(*nc) + "): " + kFamilyAdvice + ", or heads=[YoloxHead(reg, obj, cls, stride=...), ...]";
+                             classes_text(*nc) + "): " + family_advice(w) + ", or " + heads_text(w, HeadsAdvice::Yolox);
     if (task == "detect") return hint;
     // Only the 4-channel output can be the box then, and only the 1-channel one the angle, unless
     // the class count is 4 or 1 too.
-    const std::string by_shape = (*nc != 1 && *nc != 4) ? "task='obb', bins=1 (or heads=[Head(box, cls, angle=...), ...])"
-                                                        : "heads=[Head(box, cls, angle=...), ...]";
+    const std::string heads = heads_text(w, HeadsAdvice::Angle);
+    const std::string by_shape = (*nc != 1 && *nc != 4) ? setting_text(w, "task", "'obb'", "\"obb\"") + ", " +
+                                                              setting_text(w, "bins", "1", "1") + " (or " + heads + ")"
+                                                        : heads;
     return hint + ". Or YOLO26's end-to-end OBB head (a 4-channel box, " + classes_text(*nc) + ", a 1-channel angle): " +
-           by_shape + " with end2end=True, angle_decode='raw'";
+           by_shape + " with " + setting_text(w, "end2end", "True", "true") + ", " +
+           setting_text(w, "angle_decode", "'raw'", "\"raw\"");
 }
 
 }  // namespace hailo_decode::setup::detail
