@@ -85,6 +85,11 @@ class Gst:
 
     def env(self) -> Dict[str, str]:
         env = host_env()
+        # CI step 2 preloads ASan's runtime into Python; the plugin then links the sanitized core, and
+        # that runtime must load first in gst-launch-1.0 and Debian's python3 too.
+        preload = os.environ.get("LD_PRELOAD", "")
+        if "libasan" in preload:
+            env["LD_PRELOAD"] = preload
         env.update(GST_PLUGIN_PATH=str(self.plugins), GST_REGISTRY=str(BUILD / "registry.bin"),
                    PYTHONPATH=str(self.python), GST_DEBUG_NO_COLOR="1")
         env.pop("GST_PLUGIN_PATH_1_0", None)
