@@ -68,10 +68,23 @@ def _python_frames(cfg: hd.DecoderConfig, outs: Sequence[Out]) -> List[hd.Detect
     return [dec({o.name: o.data[i] for o in outs}) for i in range(n)]
 
 
+def _clipped(d: hd.Detections) -> Tuple[np.ndarray, np.ndarray]:
+    """The plugin's rule for `filter` (docs/gstreamer.md, "Boxes in the picture"), written out
+    here: each box (normalised to the input, float32) clipped to [0, 1]; a detection kept when its
+    clipped box is at least one input pixel wide and high (input side x box side >= 1 in float32,
+    as hailooverlay sizes a mask). (kept indices, clipped xyxy boxes of those)."""
+    b = d.boxes_as("yxyx_normalized").astype(np.float32)[:, [1, 0, 3, 2]].clip(np.float32(0), np.float32(1))
+    H, W = d.image_size
+    w, h = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+    keep = np.flatnonzero((w > 0) & (h > 0) & (np.float32(W) * w >= 1) & (np.float32(H) * h >= 1))
+    return keep, b[keep]
+
+
 def _normalized(d: hd.Detections) -> np.ndarray:
-    """HailoDetection's bbox [xmin, ymin, w, h] as the plugin computes it, float32."""
-    b = d.boxes_as("yxyx_normalized").astype(np.float32)
-    xmin, ymin, xmax, ymax = b[:, 1], b[:, 0], b[:, 3], b[:, 2]
+    """HailoDetection's bbox [xmin, ymin, w, h] as the plugin computes it (clipped; only the kept
+    detections), float32."""
+    _, b = _clipped(d)
+    xmin, ymin, xmax, ymax = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
     return np.stack([xmin, ymin, xmax - xmin, ymax - ymin], axis=1).astype(np.float32)
 
 
@@ -80,14 +93,16 @@ def _check_detections(frames: List[dict], expected: List[hd.Detections], labels:
     total = 0
     for frame, d in zip(frames, expected):
         dets = _detections(frame)
-        assert len(dets) == len(d)
-        if not len(d):
+        keep, _ = _clipped(d)
+        assert len(dets) == len(keep)
+        if not len(keep):
             continue
+        ids, scores = d.class_ids[keep], d.scores[keep]
         np.testing.assert_array_equal(np.float32([x["bbox"] for x in dets]), _normalized(d))
-        np.testing.assert_array_equal([x["class_id"] for x in dets], d.class_ids + 1)
-        assert [x["label"] for x in dets] == [labels[c + 1] if c + 1 < len(labels) else "" for c in d.class_ids]
-        np.testing.assert_array_equal(np.float32([x["confidence"] for x in dets]), np.clip(d.scores, 0, 1))
-        total += len(d)
+        np.testing.assert_array_equal([x["class_id"] for x in dets], ids + 1)
+        assert [x["label"] for x in dets] == [labels[c + 1] if c + 1 < len(labels) else "" for c in ids]
+        np.testing.assert_array_equal(np.float32([x["confidence"] for x in dets]), np.clip(scores, 0, 1))
+        total += len(keep)
     return total
 
 
@@ -152,7 +167,7 @@ def _plugin_and_python(built, tmp_path, demo: str, role: str, settings: dict, at
     """The plugin's frames and the Python Decoder's on one bundled demo with the same settings (and
     the demo's labels), their detections checked equal, at least `at_least` of them."""
     outs, infos, names = _demo(demo, role, proto=proto)
-    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    expected = _python_frames(hd.DecoderConfig(infos, **{k: v for k, v in settings.items() if k != "obb_user_meta"}), outs)
     labels = _labels(names)
     frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=labels, **settings), tmp=tmp_path)
     assert _check_detections(frames, expected, labels) >= at_least
@@ -167,7 +182,8 @@ def test_pose_landmarks_equal_the_python_decoder(built, tmp_path):
     for frame, d in zip(frames, expected):
         box = _normalized(d)
         H, W = d.image_size  # ultralytics' box format is xyxy_pixels: keypoints in pixels too
-        for det, b, k in zip(_detections(frame), box, d.keypoints / np.float32([W, H, 1])):
+        keep, _ = _clipped(d)
+        for det, b, k in zip(_detections(frame), box, d.keypoints[keep] / np.float32([W, H, 1])):
             (lm,) = _subs(det, "landmarks")
             assert lm["name"] == "centerpose" and lm["pairs"] == skeleton and lm["threshold"] == 0.5
             pts = np.float32(lm["points"])
@@ -193,7 +209,9 @@ def test_segmentation_masks_equal_the_python_decoder(built, tmp_path):
         ph, pw, H, W = ml.grid
         sx, sy = np.float32(pw / W), np.float32(ph / H)
         at_proto = d.masks_at_proto()
-        for i, (det, box) in enumerate(zip(_detections(frame), d.boxes_as("xyxy_pixels"))):
+        keep, _ = _clipped(d)
+        for i, det in zip(keep, _detections(frame)):
+            box = d.boxes_as("xyxy_pixels")[i]
             x0, x1 = _crop(box[0] * sx, box[2] * sx, pw)
             y0, y1 = _crop(box[1] * sy, box[3] * sy, ph)
             found = _subs(det, "conf_class_mask")
@@ -216,12 +234,15 @@ def test_segmentation_masks_equal_the_python_decoder(built, tmp_path):
 
 
 def test_obb_reads_back_exactly_and_draws_its_outline(built, tmp_path):
+    # The exact rotated box (a HailoUserMeta) only with "obb_user_meta": true (issue 33).
     frames, expected = _plugin_and_python(built, tmp_path, "obb_uint8.npz", "angle",
-                                          dict(task="obb", semantics="ultralytics", score_threshold=0.25), 5)
+                                          dict(task="obb", semantics="ultralytics", score_threshold=0.25,
+                                               obb_user_meta=True), 5)
     for frame, d in zip(frames, expected):
         H, W = d.image_size
-        corners = rbox_corners(d.rboxes) / np.float32([W, H])
-        for det, b, r, c in zip(_detections(frame), _normalized(d), d.rboxes, corners):
+        keep, _ = _clipped(d)
+        corners = rbox_corners(d.rboxes[keep]) / np.float32([W, H])
+        for det, b, r, c in zip(_detections(frame), _normalized(d), d.rboxes[keep], corners):
             (meta,) = _subs(det, "user_meta")
             words = meta["string"].split()
             assert words[0] == "hailo_decode.obb" and len(words) == 8
@@ -233,8 +254,104 @@ def test_obb_reads_back_exactly_and_draws_its_outline(built, tmp_path):
             pts = np.float32(lm["points"])
             np.testing.assert_allclose(pts[:, 0] * b[2] + b[0], c[:, 0], rtol=0, atol=1e-5)
             np.testing.assert_allclose(pts[:, 1] * b[3] + b[1], c[:, 1], rtol=0, atol=1e-5)
-            assert np.all(pts[:, :2] > -1e-4) and np.all(pts[:, :2] < 1 + 1e-4)  # inside the enclosing box
+            if np.all(c >= 0) and np.all(c <= 1):  # inside the picture: inside the enclosing box too
+                assert np.all(pts[:, :2] > -1e-4) and np.all(pts[:, :2] < 1 + 1e-4)
             np.testing.assert_array_equal(pts[:, 2], 1)
+
+
+def test_obb_detections_carry_no_user_meta_unless_asked(built, tmp_path):
+    """Issue 33: TAPPAS' Python module binds HailoUserMeta without get_type() (5.1's
+    hailo_python_api.cpp, and hailo-ai/tappas' 3.x source), so a callback that walks
+    det.get_objects() and asks each object its type failed on OBB detections. By default an OBB
+    detection holds only objects every binding gives get_type(): its landmarks."""
+    outs, _, names = _demo("obb_uint8.npz", "angle")
+    desc = _write_frames(tmp_path, outs)
+    config = dict(labels=_labels(names), task="obb", semantics="ultralytics", score_threshold=0.25)
+    frames, _ = _run_host(built, desc, config, tmp=tmp_path)
+    dets = [d for f in frames for d in _detections(f)]
+    assert len(dets) >= 5
+    assert all([o["type"] for o in d["objects"]] == ["landmarks"] for d in dets)
+    opted, _ = _run_host(built, desc, dict(config, obb_user_meta=True), tmp=tmp_path)
+    assert all([o["type"] for o in d["objects"]] == ["landmarks", "user_meta"] for f in opted for d in _detections(f))
+
+
+def _one_class_obb() -> Tuple[List[Out], List[hd.OutputInfo], List[dict]]:
+    """The OBB demo with its class tensors cut to the first class: class and angle outputs both
+    one channel a cell, which pairing by shape cannot tell apart; and the heads naming them."""
+    outs, infos, _ = _demo("obb_uint8.npz", "angle")
+    cut = [Out(o.name, np.ascontiguousarray(o.data[..., :1]) if "/cls_" in o.name else o.data, o.meta_type, o.zp, o.scale)
+           for o in outs]
+    infos = [hd.OutputInfo(o.name, o.data.shape[1:], "uint8", zp=o.zp, scale=o.scale) for o in cut]
+    heads = [{"box": f"model/box_{s}", "cls": f"model/cls_{s}", "angle": f"model/angle_{s}", "stride": s} for s in STRIDES]
+    return cut, infos, heads
+
+
+# Words of Python's API that a config file's reader cannot act on.
+PYTHON_WORDS = ("Head(", "heads=", "from_nms_json", "from_hef", "DecoderConfig", "task=", "bins=", "proto=",
+                "keypoint_dims=", "end2end=")
+
+
+def test_one_class_obb_with_heads_in_the_config_equals_the_python_decoder(built, tmp_path):
+    outs, infos, heads = _one_class_obb()
+    settings = dict(task="obb", semantics="ultralytics", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, heads, **settings), outs)
+    labels = ["unlabeled", "plane"]
+    desc = _write_frames(tmp_path, outs)
+    frames, err = _run_host(built, desc, dict(labels=labels, heads=heads, **settings), tmp=tmp_path)
+    assert err == ""
+    assert _check_detections(frames, expected, labels) >= 3
+    # Without the heads: named once, pointing at the config's keys, never at a Python call.
+    frames, err = _run_host(built, desc, dict(labels=labels, **settings), tmp=tmp_path)
+    assert all(not f["objects"] for f in frames)
+    (line,) = err.splitlines()
+    assert "ambiguous" in line and '"heads": [{"box": ...' in line and '"nms_json"' in line
+    assert not [w for w in PYTHON_WORDS if w in line], line
+
+
+def test_64_classes_with_16_bins_through_heads_in_the_config(built, tmp_path):
+    rng = np.random.default_rng(64)
+    outs = []
+    for s in STRIDES:
+        g = 320 // s
+        box = rng.integers(0, 256, size=(2, g, g, 64), dtype=np.uint8)
+        cls = rng.integers(0, 60, size=(2, g, g, 64), dtype=np.uint8)
+        hot = rng.random(size=cls.shape) < 0.003
+        cls[hot] = rng.integers(200, 256, size=int(hot.sum()), dtype=np.uint8)
+        outs += [Out(f"m/box{s}", box, "UINT8", 128.0, 0.1), Out(f"m/cls{s}", cls, "UINT8", 100.0, 0.05)]
+    infos = [hd.OutputInfo(o.name, o.data.shape[1:], "uint8", zp=o.zp, scale=o.scale) for o in outs]
+    heads = [{"box": f"m/box{s}", "cls": f"m/cls{s}"} for s in STRIDES]
+    settings = dict(class_activation="sigmoid", score_threshold=0.5)
+    expected = _python_frames(hd.DecoderConfig(infos, heads, **settings), outs)
+    labels = ["unlabeled", *[f"c{k}" for k in range(64)]]
+    desc = _write_frames(tmp_path, outs)
+    frames, err = _run_host(built, desc, dict(labels=labels, heads=heads, **settings), tmp=tmp_path)
+    assert err == "" and _check_detections(frames, expected, labels) >= 5
+    _, err = _run_host(built, desc, dict(labels=labels, **settings), tmp=tmp_path)
+    assert "cannot tell box from class output" in err and '"heads"' in err and '"bins"' in err
+    assert not [w for w in PYTHON_WORDS if w in err], err
+
+
+PAIRING_ERRORS = [
+    # (what, outputs, config, words the line must hold)
+    ("a pose config on a detection model", "fall", {"task": "pose"}, ['"task": "pose"']),
+    ("a mask head without its prototype", "seg",
+     {"heads": [{"box": f"model/box_{s}", "cls": f"model/cls_{s}", "mask": f"model/mask_{s}"} for s in STRIDES]},
+     ['"proto"']),
+    ("heads that miss an output", "fall", {"heads": [{"box": "model/box_8", "cls": "model/cls_8"}]}, ['"heads"']),
+    ("a head naming no output", "fall", {"heads": [{"box": "model/box_8", "cls": "model/cls8"}]},
+     ["heads[0].cls: 'model/cls8' is not among the outputs", "did you mean 'model/cls_8'?"]),
+    ("detection heads with a task", "fall", {"task": "obb"}, ['"task"', '"heads"']),
+]
+
+
+@pytest.mark.parametrize("what, model, config, words", PAIRING_ERRORS, ids=[c[0] for c in PAIRING_ERRORS])
+def test_pairing_errors_name_the_config_key_that_fixes_them(built, tmp_path, what, model, config, words):
+    outs, _, _ = _demo(f"{model}_uint8.npz", "mask" if model == "seg" else None, proto=model == "seg")
+    frames, err = _run_host(built, _write_frames(tmp_path, outs), config, extra=["--repeat", "2"], tmp=tmp_path)
+    assert all(not f["objects"] for f in frames)
+    (line,) = err.splitlines()
+    assert "do not match" in line and all(w in line for w in words), line
+    assert not [w for w in PYTHON_WORDS if w in line], line
 
 
 def _fixture(name: str) -> Dict[str, np.ndarray]:
@@ -378,8 +495,19 @@ def _read_as_yolo_hailortpp(flat: np.ndarray, classes: int, mpc: int, labels: Se
             y0, x0, y1, x1, s = flat[at:at + 5]
             at += 5
             if threshold is None or s > threshold:
-                out.append(dict(bbox=np.float32([x0, y0, x1 - x0, y1 - y0]), class_id=k + 1,
+                out.append(dict(bbox=np.float32([x0, y0, x1 - x0, y1 - y0]), xyxy=(x0, y0, x1, y1), class_id=k + 1,
                                 label=labels[k + 1] if k + 1 < len(labels) else "", confidence=np.clip(s, 0, 1)))
+    return out
+
+
+def _in_the_input(records: List[dict]) -> List[dict]:
+    """The plugin's one difference from libyolo_hailortpp_post.so: boxes clipped to the input,
+    those with nothing left dropped (docs/gstreamer.md, "Boxes in the picture")."""
+    out = []
+    for r in records:
+        x0c, y0c, x1c, y1c = (np.clip(np.float32(v), np.float32(0), np.float32(1)) for v in r["xyxy"])
+        if x1c > x0c and y1c > y0c:
+            out.append(dict(r, bbox=np.float32([x0c, y0c, x1c - x0c, y1c - y0c])))
     return out
 
 
@@ -400,7 +528,7 @@ def test_an_nms_op_output_is_read_as_yolo_hailortpp_reads_it(built, tmp_path, co
     threshold = json.loads(path.read_text())["detection_threshold"] if path else None
     total = 0
     for frame, buf in zip(frames, flat):
-        want = _read_as_yolo_hailortpp(buf, classes, mpc, labels, threshold)
+        want = _in_the_input(_read_as_yolo_hailortpp(buf, classes, mpc, labels, threshold))
         got = _detections(frame)
         assert len(got) == len(want)
         for g, w in zip(got, want):
@@ -501,6 +629,26 @@ def test_a_nan_in_float_outputs_is_named_once(built, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # filter_letterbox
 # ---------------------------------------------------------------------------------------------
+def _letterboxed(plain_bbox: Sequence[float], scaling: np.ndarray, size: Tuple[int, int]) -> Optional[np.ndarray]:
+    """The plugin's rule for filter_letterbox (docs/gstreamer.md, "Boxes in the picture"), written
+    out here: a box normalised to the input, clipped to where the picture lies in it, mapped to the
+    picture (TAPPAS' create_flattened_bbox) and kept when at least one pixel wide and high at the
+    network's scale of the picture; None when dropped. (The ROI is the whole frame.)"""
+    f32 = np.float32
+    x, y, w, h = (f32(v) for v in scaling)
+    H, W = size
+    bx, by, bw, bh = (f32(v) for v in plain_bbox)
+    p = [f32(-x) / w, f32(-y) / h, (f32(1) - x) / w, (f32(1) - y) / h]  # the picture in the input
+    x0, y0 = max(bx, p[0]), max(by, p[1])
+    x1, y1 = min(f32(bx + bw), p[2]), min(f32(by + bh), p[3])
+    if not (x1 > x0 and y1 > y0):
+        return None
+    m = [min(max(v, f32(0)), f32(1)) for v in (x0 * w + x, y0 * h + y, x1 * w + x, y1 * h + y)]
+    out = np.float32([m[0], m[1], m[2] - m[0], m[3] - m[1]])
+    px_w, px_h = f32(np.floor((p[2] - p[0]) * f32(W) + 0.5)), f32(np.floor((p[3] - p[1]) * f32(H) + 0.5))  # std::round
+    return out if px_w * out[2] >= 1 and px_h * out[3] >= 1 else None
+
+
 def test_filter_letterbox_maps_boxes_through_the_scaling_bbox_and_clears_it(built, tmp_path):
     outs, infos, names = _demo("pose_uint8.npz", "kpt")
     settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
@@ -511,18 +659,126 @@ def test_filter_letterbox_maps_boxes_through_the_scaling_bbox_and_clears_it(buil
     mapped, _ = _run_host(built, desc, config, function="filter_letterbox", scaling=scaling, tmp=tmp_path)
     assert mapped[0]["scaling_bbox"] == [0, 0, 1, 1]
     assert plain[0]["scaling_bbox"] == [0, 0, 1, 1]
-    x, y, w, h = scaling
-    assert len(_detections(mapped[0])) == len(_detections(plain[0])) >= 3
-    for p, m in zip(_detections(plain[0]), _detections(mapped[0])):
-        bx, by, bw, bh = np.float32(p["bbox"])
-        xmin, ymin = bx * w + x, by * h + y
-        xmax, ymax = np.float32(bx + bw) * w + x, np.float32(by + bh) * h + y
-        np.testing.assert_array_equal(np.float32(m["bbox"]), np.float32([xmin, ymin, xmax - xmin, ymax - ymin]))
-        # Landmarks are relative to the detection's box: unchanged.
-        assert _subs(m, "landmarks") == _subs(p, "landmarks")
+    size = tuple(int(v) for v in np.load(DATA / "pose_uint8.npz")["input_hw"])
+    for frame_plain, frame_mapped in zip(plain, mapped):
+        want = [(p, _letterboxed(p["bbox"], scaling, size)) for p in _detections(frame_plain)]
+        kept = [(p, b) for p, b in want if b is not None]
+        assert len(_detections(frame_mapped)) == len(kept)
+        for (p, b), m in zip(kept, _detections(frame_mapped)):
+            np.testing.assert_allclose(np.float32(m["bbox"]), b, rtol=0, atol=2e-7)
+            if np.float32(p["bbox"][1]) >= 0.1 and np.float32(p["bbox"][1] + p["bbox"][3]) <= 0.9:
+                # Not clipped: the landmarks, relative to the detection's box, are unchanged.
+                assert _subs(m, "landmarks") == _subs(p, "landmarks")
+    assert sum(len(_detections(f)) for f in mapped) >= 3
     # Without a scaling bbox (no letterbox), filter_letterbox gives filter's objects.
     same, _ = _run_host(built, desc, config, function="filter_letterbox", tmp=tmp_path)
     assert same == plain
+
+
+def _mask_cells(box_px: np.ndarray, grid: Tuple[int, int, int, int]) -> Tuple[int, int, int, int]:
+    ph, pw, H, W = grid
+    sx, sy = np.float32(pw / W), np.float32(ph / H)
+    x0, x1 = _crop(box_px[0] * sx, box_px[2] * sx, pw)
+    y0, y1 = _crop(box_px[1] * sy, box_px[3] * sy, ph)
+    return x0, x1, y0, y1
+
+
+@pytest.mark.parametrize("scaling", [(0.0, -0.5, 1.0, 2.0), (-0.6, 0.0, 2.0, 1.0), (0.0, -3.0, 1.0, 4.0)],
+                         ids=["tall picture", "wide picture", "thin picture"])
+def test_letterbox_clips_to_the_picture_and_drops_what_lies_in_the_padding(built, tmp_path, scaling):
+    """Issue 33: hailo-apps' segmentation pipeline died when a detection wholly in the letterbox
+    padding reached hailooverlay, which resized its mask to 0 pixels. Boxes are clipped to the
+    picture, those with less than a pixel left dropped, masks cropped to the clipped box (never
+    0 cells), landmarks re-expressed for it."""
+    outs, infos, names = _demo("seg_uint8.npz", "mask", proto=True)
+    settings = dict(semantics="ultralytics", score_threshold=0.25)
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    desc = _write_frames(tmp_path, outs)
+    config = dict(labels=_labels(names), **settings)
+    scaling = np.float32(scaling)
+    frames, err = _run_host(built, desc, config, function="filter_letterbox", scaling=scaling, tmp=tmp_path)
+    assert err == ""
+    x, y, w, h = scaling
+    dropped = clipped = 0
+    for frame, d in zip(frames, expected):
+        H, W = d.image_size
+        ml = d._mask_logits
+        px = d.boxes_as("xyxy_pixels")
+        f32 = np.float32  # as the plugin computes it: the picture in the input, then pixels
+        picture_px = np.float32([f32(-x / w) * f32(W), f32(-y / h) * f32(H), f32((f32(1) - x) / w) * f32(W),
+                                 f32((f32(1) - y) / h) * f32(H)])
+        dets = _detections(frame)
+        got = iter(dets)
+        for i, nb in enumerate(_normalized_all(d)):
+            b = _letterboxed(nb, scaling, (H, W))
+            if b is None:
+                dropped += 1
+                continue
+            det = next(got)
+            np.testing.assert_allclose(np.float32(det["bbox"]), b, rtol=0, atol=2e-7)
+            assert det["class_id"] == d.class_ids[i] + 1
+            clip_px = np.clip(px[i], picture_px[[0, 1, 0, 1]], picture_px[[2, 3, 2, 3]]).astype(np.float32)
+            clipped += int(not np.array_equal(clip_px, px[i]))
+            x0, x1, y0, y1 = _mask_cells(clip_px, ml.grid)
+            found = _subs(det, "conf_class_mask")
+            if x0 == x1 or y0 == y1:
+                assert not found
+                continue
+            (m,) = found
+            assert (m["width"], m["height"]) == (x1 - x0, y1 - y0) and m["width"] >= 1 and m["height"] >= 1
+        assert next(got, None) is None
+        for det in dets:  # inside the picture, at least a pixel of it at the network's scale
+            bx, by, bw, bh = det["bbox"]
+            assert 0 <= bx and 0 <= by and bx + bw <= 1 + 1e-6 and by + bh <= 1 + 1e-6
+    assert dropped >= 1 and clipped >= 1, (dropped, clipped)
+
+
+@pytest.mark.parametrize("inside_px", [0.5, 1.5])
+def test_a_box_with_less_than_a_pixel_in_the_picture_is_dropped(built, tmp_path, inside_px):
+    """The picture's top edge placed `inside_px` network pixels above a detection's bottom edge:
+    half a pixel left inside it is dropped (hailooverlay would size its mask int(rows x 0.5 / rows)
+    = 0 pixels on a frame of the network's scale), a pixel and a half is kept."""
+    outs, infos, names = _demo("fall_uint8.npz", None)
+    settings = dict(class_activation="sigmoid", score_threshold=0.1, iou_threshold=0.6)
+    (d, *_) = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    H, W = d.image_size
+    boxes = _normalized_all(d)
+    bottoms = boxes[:, 1] + boxes[:, 3]
+    target = int(np.argmax(np.where(bottoms < 0.9, bottoms, -1)))  # the lowest bottom edge well inside the input
+    bottom = float(boxes[target, 1] + boxes[target, 3])
+    p0 = bottom - inside_px / H  # the picture spans input rows p0..1
+    scaling = np.float32([0.0, -p0 / (1 - p0), 1.0, 1 / (1 - p0)])
+    frames, _ = _run_host(built, _write_frames(tmp_path, [Out(o.name, o.data[:1], o.meta_type, o.zp, o.scale) for o in outs]),
+                          dict(labels=_labels(names), **settings), function="filter_letterbox", scaling=scaling, tmp=tmp_path)
+    kept = [_letterboxed(b, scaling, (H, W)) for b in boxes]
+    assert (kept[target] is None) == (inside_px < 1)
+    got = _detections(frames[0])
+    assert len(got) == sum(b is not None for b in kept)
+    assert any(x["class_id"] == d.class_ids[target] + 1 and x["confidence"] == pytest.approx(float(d.scores[target]))
+               for x in got) == (inside_px >= 1)
+
+
+def _normalized_all(d: hd.Detections) -> np.ndarray:
+    """Every detection's box normalised to the input, clipped to it, [xmin, ymin, w, h] float32:
+    what `filter` would give before a letterbox maps it."""
+    b = d.boxes_as("yxyx_normalized").astype(np.float32)[:, [1, 0, 3, 2]].clip(np.float32(0), np.float32(1))
+    return np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1).astype(np.float32)
+
+
+def test_filter_keeps_boxes_inside_the_input_and_drops_specks(built, tmp_path):
+    """`filter`: boxes normalised to the network input lie in [0, 1]; a box that clips to less
+    than one input pixel is dropped (the plugin's rule, written out in _clipped)."""
+    outs, infos, names = _demo("fall_uint8.npz", None)
+    settings = dict(class_activation="sigmoid", score_threshold=0.02, iou_threshold=0.9)  # many, edges too
+    expected = _python_frames(hd.DecoderConfig(infos, **settings), outs)
+    frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=_labels(names), **settings), tmp=tmp_path)
+    _check_detections(frames, expected, _labels(names))
+    raw = np.concatenate([d.boxes_as("yxyx_normalized") for d in expected])
+    assert np.any(raw < 0) or np.any(raw > 1)  # the frames hold boxes beyond the input's edge
+    for f in frames:
+        for det in _detections(f):
+            bx, by, bw, bh = det["bbox"]
+            assert bx >= 0 and by >= 0 and bx + bw <= 1 + 1e-7 and by + bh <= 1 + 1e-7 and bw > 0 and bh > 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,6 +798,12 @@ BAD_CONFIGS = [
     ("both thresholds", {"detection_threshold": 0.3, "score_threshold": 0.3}, "detection_threshold"),
     ("both caps", {"max_boxes": 3, "max_total": 3}, "max_boxes"),
     ("not an object", "[1, 2]", "config file"),
+    ("heads unknown key", {"heads": [{"box": "a", "clss": "b"}]}, 'heads[0]: unknown key "clss"; did you mean "cls"?'),
+    ("heads not a list", {"heads": {"box": "a", "cls": "b"}}, "heads must be a list"),
+    ("heads of two kinds", {"heads": [{"box": "a", "cls": "b"}, {"output": "c", "anchors": [[1, 2]]}]}, "heads[1]"),
+    ("heads missing a name", {"heads": [{"reg": "a", "cls": "b"}]}, '"obj"'),
+    ("heads and nms_json", {"heads": [{"box": "a", "cls": "b"}], "nms_json": {"bbox_decoders": []}}, "heads and nms_json"),
+    ("obb_user_meta", {"obb_user_meta": 1}, "obb_user_meta"),
 ]
 
 
@@ -621,7 +883,7 @@ def test_example_detect_json_on_a_yolov8n_like_model(built, tmp_path):
 @pytest.mark.parametrize("example,data,extra,proto,sub", [
     ("segment.json", "seg_uint8.npz", "mask", True, "conf_class_mask"),
     ("pose.json", "pose_uint8.npz", "kpt", False, "landmarks"),
-    ("obb.json", "obb_uint8.npz", "angle", False, "user_meta"),
+    ("obb.json", "obb_uint8.npz", "angle", False, "landmarks"),
 ])
 def test_task_examples_load_and_decode(built, tmp_path, example, data, extra, proto, sub):
     outs, infos, _ = _demo(data, extra, proto)

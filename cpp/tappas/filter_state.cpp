@@ -81,6 +81,8 @@ void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
         std::lock_guard<std::mutex> lock(mutex_);
         added_.clear();
         pool_.begin_frame();
+        picture_ = picture_map(roi, letterbox);
+        frame_input_ = InputSize{};
         try {
             if (config_ok_) run(roi);
         } catch (const std::exception& e) {
@@ -89,8 +91,10 @@ void FilterState::filter(HailoROI& roi, bool letterbox) noexcept {
             // from frame to frame: said once.
             report_once(std::string(e.what()) + " (such frames get nothing; later ones are not reported)", "frame");
         }
-        // Mapped before they join the ROI, so that they can be moved into it.
-        if (letterbox) map_through_scaling_bbox(roi, added_);
+        // Mapped and checked before they join the ROI, so that they can be moved into it; the
+        // scaling bbox is cleared whatever happened, as TAPPAS' letterbox filters clear it.
+        fit_to_picture(picture_, frame_input_, added_);
+        if (letterbox) roi.clear_scaling_bbox();
         add_detections(roi, added_);
     } catch (const std::exception& e) {
         report_once(e.what());
@@ -117,6 +121,7 @@ void FilterState::run(HailoROI& roi) {
         if (!decoder_ || !gather(tensors)) return;
     }
     decoder_->decode(buffers_.data(), elements_.data(), 1);
+    frame_input_ = input_;
     add_decoded();
 }
 
@@ -145,11 +150,15 @@ void FilterState::build(const std::vector<HailoTensorPtr>& tensors) {
         }
         setup::Options options = config_.options;
         std::optional<setup::NmsJson> nms_json;
+        std::optional<std::vector<setup::NamedHead>> heads;
         if (config_.nms_json) {
             nms_json = setup::read_nms_json(*config_.nms_json, shapes, config_.nms_json_where);
             options = resolve_options(config_, &nms_json->settings);
+            heads = nms_json->heads;
+        } else if (config_.heads) {
+            heads = setup::read_heads(*config_.heads, "", &shapes);  // the names, now that the outputs are known
         }
-        auto decoder = std::make_unique<Decoder>(setup::make_config(specs, options, nms_json ? &nms_json->heads : nullptr));
+        auto decoder = std::make_unique<Decoder>(setup::make_config(specs, options, heads ? &*heads : nullptr));
         // The Decoder's outputs by index; the frame's tensors by name.
         const std::vector<TensorSpec>& used = decoder->config().outputs;
         std::vector<size_t> order;
@@ -198,16 +207,19 @@ void FilterState::add_decoded() {
     const size_t per_keypoints = 3 * size_t(cfg.num_keypoints);
     for (size_t i = 0; i < n; ++i) {
         const Detection& d = dets[i];
-        const NormBox box = normalized_box(d, s, input_);
+        NormBox box = normalized_box(d, s, input_);
+        if (!clip_to_picture(box, picture_)) continue;  // nothing of it in the picture
         const int class_id = d.class_id + 1;
         HailoDetectionPtr detection = make_detection(pool_, box, class_id, config_.labels, d.score);
+        // Landmarks relative to the clipped box; the mask cropped to it.
         if (keypoints)
             attach_keypoints(*detection, box, keypoints + i * per_keypoints, cfg.num_keypoints, s.normalized, input_,
                              config_.keypoint_threshold);
-        if (rboxes) attach_rotated_box(*detection, box, rboxes + 5 * i, class_id, input_);
+        if (rboxes) attach_rotated_box(*detection, box, rboxes + 5 * i, class_id, input_, config_.obb_user_meta);
         if (masks.windows && i < masks.count) {
             float xyxy[4];
             pixel_box(d, s, input_, xyxy);
+            clip_pixel_box(xyxy, picture_.picture, input_);
             attach_mask(*detection, xyxy, masks.windows[i], masks.logits + masks.windows[i].offset, grid, class_id);
         }
         added_.push_back(std::move(detection));
@@ -253,7 +265,8 @@ void FilterState::add_nms(const std::vector<HailoTensorPtr>& tensors) {
     filter_nms_records(nms_records_, threshold ? &nms_thresholds_ : nullptr, given("max_total") ? o.max_total : -1,
                        nms_scratch_);
     for (const NmsRecord& r : nms_records_) {
-        const NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
+        NormBox box{r.x_min, r.y_min, r.x_max, r.y_max};
+        if (!clip_to_picture(box, picture_)) continue;
         added_.push_back(make_detection(pool_, box, r.class_index + 1, config_.labels, r.score));
     }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "abi_line.hpp"
+#include "letterbox.hpp"
 #include "hailo_decode/decoder.hpp"
 #include "nms_tensor.hpp"
 #include "plugin_config.hpp"
@@ -63,6 +64,8 @@ private:
     std::vector<const void*> buffers_;            // this frame's data, one per output
     std::vector<size_t> elements_;
     InputSize input_;
+    PictureMap picture_;                          // this frame's picture: boxes are clipped to it
+    InputSize frame_input_;                       // this frame's network input ({0, 0}: not known, NMS output)
     std::set<std::string> reported_;              // messages printed already
 
     DetectionPool pool_;                          // detections reused once the pipeline drops them

@@ -12,7 +12,8 @@ namespace hailo_decode::tappas {
 
 namespace {
 
-const std::vector<std::string> kPluginKeys = {"labels", "output_format_type", "nms_json", "keypoint_threshold"};
+const std::vector<std::string> kPluginKeys = {"labels", "output_format_type", "nms_json", "keypoint_threshold", "heads",
+                                              "obb_user_meta"};
 // libyolo_hailortpp_post.so's names, read and checked by the core as the settings they name.
 const std::vector<setup::OptionAlias> kAliases = {{"detection_threshold", "score_threshold"},
                                                   {"max_boxes", "max_total"}};
@@ -89,10 +90,23 @@ void read_nms_json(PluginConfig& c, const json::Value& v) {
     c.nms_json_where = file;
 }
 
+// The heads' description checked now (keys, kinds, names, strides); their names against the
+// outputs when the first frame shows them (FilterState::build).
+void read_heads_key(PluginConfig& c, const json::Value& v) {
+    try {
+        setup::read_heads(v, c.path);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+    c.heads = v;
+}
+
 // Runs the core's checks; its messages name the key, prefixed here with the file when they do not.
 setup::Options read_options_of(const json::Value& object, const std::string& path) {
     try {
-        return setup::read_options(object, path, kPluginKeys, kAliases);
+        setup::Options options = setup::read_options(object, path, kPluginKeys, kAliases);
+        options.wording = setup::Wording::ConfigFile;  // pairing's advice names this file's keys
+        return options;
     } catch (const std::exception& e) {
         const std::string what = e.what();
         if (path.empty() || what.compare(0, path.size(), path) == 0) throw ConfigError(what);
@@ -139,8 +153,15 @@ PluginConfig read_plugin_config(const std::string& config_path) {
             c.keypoint_threshold = float(value.as_number());
         } else if (key == "nms_json") {
             read_nms_json(c, value);
+        } else if (key == "obb_user_meta") {
+            if (!value.is_bool()) bad(c.path, key, "true or false", value);
+            c.obb_user_meta = value.as_bool();
+        } else if (key == "heads") {
+            read_heads_key(c, value);
         }
     }
+    if (c.heads && c.nms_json)
+        throw ConfigError(c.path + ": heads and nms_json both name the heads: give one of them");
     // Every other key is a DecoderConfig setting or model option: checked now, so that a bad file is
     // reported when the pipeline starts, not at its first frame.
     c.options = resolve_options(c, nullptr);

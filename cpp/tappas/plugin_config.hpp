@@ -1,6 +1,6 @@
 // The hailofilter config file (config-path): libyolo_hailortpp_post.so's keys (labels;
-// detection_threshold and max_boxes, which the core reads as score_threshold and max_total), the plugin's own (output_format_type, nms_json,
-// keypoint_threshold), and every DecoderConfig setting and model option under its own name, read
+// detection_threshold and max_boxes, which the core reads as score_threshold and max_total), the
+// plugin's own (output_format_type, nms_json, heads, keypoint_threshold, obb_user_meta), and every DecoderConfig setting and model option under its own name, read
 // and checked by the core's setup::read_options (hailo_decode/setup.hpp): the one implementation
 // of the presets and checks, shared with the Python package.
 #pragma once
@@ -36,6 +36,8 @@ struct PluginConfig {
     json::Value document;                // the whole file (an object; empty object without a file)
     std::optional<json::Value> nms_json; // the Model Zoo NMS JSON document (inline or read from its file)
     std::string nms_json_where;          // its file, or "<config>: nms_json", for messages
+    std::optional<json::Value> heads;    // "heads": the heads named (read by setup::read_heads)
+    bool obb_user_meta = false;          // OBB: also the exact rotated box as a HailoUserMeta (opt-in)
     setup::Options options;              // the file's settings and model options, checked
 };
 

@@ -41,6 +41,12 @@ void pixel_box(const Detection& d, const Settings& s, InputSize input, float xyx
     }
 }
 
+void clip_pixel_box(float xyxy[4], const NormBox& p, InputSize input) {
+    const float lo[4] = {p.xmin * input.width, p.ymin * input.height, p.xmin * input.width, p.ymin * input.height};
+    const float hi[4] = {p.xmax * input.width, p.ymax * input.height, p.xmax * input.width, p.ymax * input.height};
+    for (int k = 0; k < 4; ++k) xyxy[k] = std::clamp(xyxy[k], lo[k], hi[k]);
+}
+
 void attach_keypoints(HailoDetection& detection, const NormBox& box, const float* k, int count, bool normalized,
                       InputSize input, float threshold) {
     std::vector<HailoPoint> points;
@@ -60,7 +66,7 @@ std::string rotated_box_text(const float r[5], InputSize input) {
 }
 
 void attach_rotated_box(HailoDetection& detection, const NormBox& box, const float r[5], int class_id,
-                        InputSize input) {
+                        InputSize input, bool user_meta) {
     // Ultralytics' xywhr2xyxyxyxy: the corners centre +- w/2 along the angle +- h/2 across it.
     const float c = std::cos(r[4]), s = std::sin(r[4]);
     const float ax = r[2] / 2 * c, ay = r[2] / 2 * s;   // half the width, along the angle
@@ -74,7 +80,7 @@ void attach_rotated_box(HailoDetection& detection, const NormBox& box, const flo
     for (const auto& p : corners) points.push_back(point_in_box(box, p[0] / input.width, p[1] / input.height, 1.0f));
     static const std::vector<std::pair<int, int>> outline = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
     detection.add_object(std::make_shared<HailoLandmarks>("obb", std::move(points), 0.0f, outline));
-    detection.add_object(std::make_shared<HailoUserMeta>(class_id, rotated_box_text(r, input), r[4]));
+    if (user_meta) detection.add_object(std::make_shared<HailoUserMeta>(class_id, rotated_box_text(r, input), r[4]));
 }
 
 void attach_mask(HailoDetection& detection, const float box[4], const MaskWindow& win, const float* logits,

@@ -11,10 +11,14 @@
 //   OBB            HailoDetection on the axis-aligned box enclosing the rotated box
 //                  + HailoLandmarks("obb", its 4 corners normalised to the detection's box,
 //                    pairs (0,1) (1,2) (2,3) (3,0): hailooverlay draws the rotated outline)
-//                  + HailoUserMeta(class_id, "hailo_decode.obb cx cy w h angle input_w input_h",
-//                    angle): the rotated box exactly as the core gives it, network-input pixels and
-//                    radians (Ultralytics' xywhr), each printed with %.9g, which reads back as the
-//                    same float32.
+//                  + with "obb_user_meta": true only, HailoUserMeta(class_id,
+//                    "hailo_decode.obb cx cy w h angle input_w input_h", angle): the rotated box
+//                    exactly as the core gives it, network-input pixels and radians (Ultralytics'
+//                    xywhr), each printed with %.9g, which reads back as the same float32. Opt-in:
+//                    TAPPAS' Python module binds HailoUserMeta without get_type(), so a callback
+//                    that walks get_objects() and asks each its type fails on it.
+// Boxes are clipped to the picture first (letterbox.hpp); landmarks are relative to the clipped
+// box and masks cropped to it.
 #pragma once
 
 #include <memory>
@@ -55,6 +59,8 @@ inline NormBox normalized_box(const Detection& d, const Settings& s, InputSize i
 }
 // The same box in input pixels, x1 y1 x2 y2, computed as the Python package's boxes_as("xyxy_pixels").
 void pixel_box(const Detection& d, const Settings& settings, InputSize input, float xyxy[4]);
+// xyxy (input pixels) clipped to `picture` (normalised to the input), for the mask's crop.
+void clip_pixel_box(float xyxy[4], const NormBox& picture, InputSize input);
 
 // A detection from the element's pool (detection_pool.hpp): label labels[class_id] ("" beyond them).
 // The reference is the pool's (see DetectionPool::take).
@@ -71,9 +77,9 @@ inline const HailoDetectionPtr& make_detection(DetectionPool& pool, const NormBo
 void attach_keypoints(HailoDetection& detection, const NormBox& box, const float* keypoints, int count,
                       bool normalized, InputSize input, float threshold);
 
-// OBB: rbox = (cx, cy, w, h, angle) in input pixels and radians.
+// OBB: rbox = (cx, cy, w, h, angle) in input pixels and radians; user_meta: the HailoUserMeta too.
 void attach_rotated_box(HailoDetection& detection, const NormBox& box, const float rbox[5], int class_id,
-                        InputSize input);
+                        InputSize input, bool user_meta);
 // The user string attach_rotated_box writes.
 std::string rotated_box_text(const float rbox[5], InputSize input);
 

@@ -265,7 +265,11 @@ class Detections:
 
     def to_original(self, original_size: Tuple[int, int]) -> "Detections":
         """Undo an Ultralytics-style letterbox (scale by the min ratio, centre with padding) from
-        the network input back to the original image: xyxy pixels, clipped to the image."""
+        the network input back to the original image: xyxy pixels, clipped to the image (as
+        Ultralytics' scale_boxes). A detection with no area left inside the image (its clipped box
+        0 wide or high: it lay in the padding or beyond the edge) is dropped, with its keypoints,
+        rotated box and mask, as the TAPPAS plugin drops it. OBB: the rotated box and its enclosing
+        box are not clipped (Ultralytics does not clip them); the enclosing box clipped decides."""
         if self.image_size is None:
             raise ValueError("to_original needs the network input size (image_size)")
         (ih, iw), (oh, ow) = self.image_size, (int(original_size[0]), int(original_size[1]))
@@ -304,16 +308,26 @@ class Detections:
             rboxes = r
             corners = rbox_corners(r)
             b = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
-        d = Detections(b, self.scores, self.class_ids, box_format="xyxy_pixels", image_size=(oh, ow),
+        # No area left in the image: dropped (every array below is taken at `keep`).
+        inside = np.stack([b[:, 0].clip(0, ow), b[:, 1].clip(0, oh), b[:, 2].clip(0, ow), b[:, 3].clip(0, oh)], axis=1)
+        keep = np.flatnonzero((inside[:, 2] > inside[:, 0]) & (inside[:, 3] > inside[:, 1]))
+        every = len(keep) == len(b)
+        pick = (lambda a: a) if every else (lambda a: None if a is None else a[keep])
+        b = pick(b)
+        d = Detections(b, pick(self.scores), pick(self.class_ids), box_format="xyxy_pixels", image_size=(oh, ow),
                        num_classes=self.num_classes, max_per_class=self.max_per_class,
-                       keypoints=keypoints, rboxes=rboxes)
+                       keypoints=pick(keypoints), rboxes=pick(rboxes))
         if self._mask_logits is not None and self._mask_view is None:
             # Masks at the original size as Ultralytics' retina_masks=True path renders them:
             # process_mask_native(proto, coefs, boxes scaled as above, (oh, ow)), cropped to `b`.
-            d._mask_logits = self._mask_logits
-            d._mask_view = (_core.mask_sampling_native(self._mask_logits.grid, oh, ow), b)
+            ml = self._mask_logits
+            if not every:
+                ml = MaskLogits(np.ascontiguousarray(ml.windows[keep]), np.ascontiguousarray(ml.offsets[keep]), ml.logits,
+                                ml.grid, ml.signs)
+            d._mask_logits = ml
+            d._mask_view = (_core.mask_sampling_native(ml.grid, oh, ow), b)
         elif self._masks is not None:
-            d._masks = _letterbox_undo_nearest(self._masks, (oh, ow), gain, pad_x, pad_y, b)
+            d._masks = _letterbox_undo_nearest(pick(self._masks), (oh, ow), gain, pad_x, pad_y, b)
         return d
 
     # -- other tools (hailo_decode.interop: each third-party package imported only when called) --
