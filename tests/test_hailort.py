@@ -908,12 +908,13 @@ def test_hef_reader_hook(hp, uint8_data, monkeypatch):
     outputs = _outputs(uint8_data)
     _, path = _register(outputs, uint8_frames(uint8_data))
     assert hailort.config_from_hailo(hp.HEF(path), hef_path="/models/x.hef", score_threshold=0.3) is sentinel
-    assert calls[-1] == ("/models/x.hef", None, False, {"score_threshold": 0.3})
+    version = ".".join(hp.__version__.split(".")[:2])  # the installed HailoRT's, as the config's hailort_version
+    assert calls[-1] == ("/models/x.hef", None, False, {"score_threshold": 0.3, "hailort_version": version})
     # Without hef_path the object is read; the HEF's own path is used only when it cannot tell.
     assert isinstance(hailort.config_from_hailo(hp.HEF(path)), hd.DecoderConfig)
     nms_path, _ = _nms_model(hp, uint8_data)
     assert hailort.config_from_hailo(hp.HEF(nms_path), device=True) is sentinel
-    assert calls[-1] == (nms_path, None, True, {})
+    assert calls[-1] == (nms_path, None, True, {"hailort_version": version})
     assert hailort.config_from_hailo(hp.VDevice().create_infer_model(nms_path)) is sentinel
     assert calls[-1][0] == nms_path
 

@@ -89,9 +89,8 @@ def _model(hp, path, *, frames=3, hailo10h=False, nms=True, seed=0):
 def _host_reference(path, frames, ng, **settings):
     """What the raw heads decode to read as dense host frames (no device layout involved), with the
     installed HailoRT's ops as config_from_hailo picks them (its ties differ between 4.23 and 5.x)."""
-    if hailort._config_takes_hailort_version():
-        v = hailort._pyhailort_version()
-        settings.setdefault("hailort_version", f"{v[0]}.{v[1]}")
+    v = hailort._pyhailort_version()
+    settings.setdefault("hailort_version", f"{v[0]}.{v[1]}")
     cfg = hd.DecoderConfig.from_hef(path, **settings)
     dec = hd.Decoder(cfg)
     by_file = {layer.name: layer for layer in ng.outputs}
@@ -116,8 +115,6 @@ def test_the_installed_version_is_read(hp_any):
 def test_from_hailo_follows_the_installed_version(hp_any, tmp_path):
     """from_hailo gives the config the installed HailoRT's version (the ops the hailort preset then
     matches, the byte-mask records decode_to_hailo_nms writes); an explicit one stands."""
-    if not hailort._config_takes_hailort_version():
-        pytest.skip("DecoderConfig has no hailort_version setting in this build")
     path = _hef(tmp_path, renamed=False, nms=False, per_feature=False)  # (4.23 refuses this writer's per-feature HEF)
     _model(hp_any, path, nms=False)
     im = hp_any.VDevice().create_infer_model(path)

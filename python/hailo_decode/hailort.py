@@ -129,12 +129,6 @@ def _pp_disabled(version: Tuple[int, int, int]) -> bool:
     return version >= (5, 0, 0) and os.environ.get(_PP_ENV, "")[:1] == "1"
 
 
-def _config_takes_hailort_version() -> bool:
-    """Whether DecoderConfig has the hailort_version setting (the HailoRT whose ops it matches)."""
-    import inspect
-    return "hailort_version" in inspect.signature(DecoderConfig.__init__).parameters
-
-
 def _version_text(version: Tuple[int, int, int]) -> str:
     return ".".join(str(v) for v in version)
 
@@ -494,15 +488,15 @@ def config_from_hailo(obj: Any, nms_json: Any = None, *, hef_path: Optional[str]
     tell something: per-channel quantization (merged into the object's outputs, with the
     warning), the raw layers of a HEF with HailoRT's own NMS (the whole config from the file).
     settings: anything DecoderConfig takes (semantics, class_activation, score_threshold,
-    image_size, classes, ...). hailort_version, unless given (and when DecoderConfig has that
-    setting): the installed pyhailort's "X.Y", so that the hailort preset matches its ops and
-    decode_to_hailo_nms(format="byte_mask") writes its records.
+    image_size, classes, ...). hailort_version, unless given: the installed pyhailort's "X.Y", so
+    that the hailort preset matches its ops and decode_to_hailo_nms(format="byte_mask") writes its
+    records.
     HAILO_DISABLE_PP (HailoRT 5.x): see _config_pp_disabled; the HEF file is then required.
     """
     hp = _require_hailort("config_from_hailo")
     hef_mod = _hef_module()
     version = _pyhailort_version(hp)
-    if "hailort_version" not in settings and _config_takes_hailort_version():
+    if "hailort_version" not in settings:
         # The ops to match (the hailort preset) and the byte-mask records to write: the installed HailoRT's.
         settings["hailort_version"] = f"{version[0]}.{version[1]}"
     if _pp_disabled(version):
