@@ -6,7 +6,6 @@ others keep theirs. The TAPPAS plugin drops such detections on filter_letterbox 
 import numpy as np
 
 import hailo_decode as hd
-from hailo_decode import _core
 from hailo_decode.detections import MaskLogits
 
 # 640 x 640 input, original 480 x 640: gain 1, pad_y 80 (rows 0-80 and 560-640 are padding).

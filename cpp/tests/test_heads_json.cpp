@@ -68,6 +68,7 @@ void reads_each_family() {
 }
 
 void refuses_with_the_key() {
+    const std::vector<OutputShape> outs = obb_one_class();
     CHECK(is_type_error(R"({"box": "a"})"));
     CHECK(has(message([] { heads("[]"); }), "cfg.json: heads must not be empty"));
     CHECK(is_type_error(R"([{"box": "a", "clss": "b"}])"));
@@ -86,12 +87,14 @@ void refuses_with_the_key() {
     CHECK(has(message([] { heads(R"([{"output": "a"}])"); }), "\"anchors\""));
     CHECK(has(message([] { heads(R"([{"output": "a", "anchors": [[10, -1]]}])"); }), "heads[0].anchors[0][1] (h)"));
     CHECK(has(message([] { heads(R"([{"output": "a", "anchors": [[10]]}])"); }), "heads[0].anchors[0] must be a [w, h] pair"));
-    const std::vector<OutputShape> outs = obb_one_class();
     CHECK(has(message([&] { heads(R"([{"box": "box8", "cls": "cls_8", "angle": "ang8"}])", &outs); }),
               "heads[0].cls: 'cls_8' is not among the outputs"));
     CHECK(has(message([&] { heads(R"([{"box": "box8", "cls": "cls_8", "angle": "ang8"}])", &outs); }), "did you mean 'cls8'?"));
-    // One line, whatever the names hold.
+    // One line, whatever the names hold (found by tests/fuzz/test_fuzz_setup.py: a name with a
+    // newline was written as it is); control characters are escaped as Python's repr escapes them.
     CHECK(message([] { heads("[{\"box\": \"a\\nb\", \"cls\": 1}]"); }).find('\n') == std::string::npos);
+    const std::string odd = message([&] { heads("[{\"box\": \"a\\nb\\u0001\", \"cls\": \"cls8\"}]", &outs); });
+    CHECK(odd.find('\n') == std::string::npos && has(odd, "heads[0].box: 'a\\nb\\x01' is not among the outputs"));
 }
 
 // A one-class OBB model: pairing by shape cannot tell the class from the angle output (both 1

@@ -312,11 +312,17 @@ class Detections:
         inside = np.stack([b[:, 0].clip(0, ow), b[:, 1].clip(0, oh), b[:, 2].clip(0, ow), b[:, 3].clip(0, oh)], axis=1)
         keep = np.flatnonzero((inside[:, 2] > inside[:, 0]) & (inside[:, 3] > inside[:, 1]))
         every = len(keep) == len(b)
-        pick = (lambda a: a) if every else (lambda a: None if a is None else a[keep])
+
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a if every else a[keep]
+
+        def pick_opt(a: Optional[np.ndarray]) -> Optional[np.ndarray]:
+            return None if a is None else pick(a)
+
         b = pick(b)
         d = Detections(b, pick(self.scores), pick(self.class_ids), box_format="xyxy_pixels", image_size=(oh, ow),
                        num_classes=self.num_classes, max_per_class=self.max_per_class,
-                       keypoints=pick(keypoints), rboxes=pick(rboxes))
+                       keypoints=pick_opt(keypoints), rboxes=pick_opt(rboxes))
         if self._mask_logits is not None and self._mask_view is None:
             # Masks at the original size as Ultralytics' retina_masks=True path renders them:
             # process_mask_native(proto, coefs, boxes scaled as above, (oh, ow)), cropped to `b`.

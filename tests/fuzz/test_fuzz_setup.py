@@ -1,7 +1,8 @@
 """Fuzzing the core's setup readers through the binding (FUZZING.md, harness `setup`): JSON text,
 random and mutated, to json::parse (`_core.parse_json`); random option objects to read_options,
 directly and through DecoderConfig; mutated Model Zoo NMS JSONs to read_nms_json and
-DecoderConfig.from_nms_json. Every outcome is a result or ValueError/TypeError, never a crash or
+DecoderConfig.from_nms_json; mutated head lists ("heads") to read_heads and DecoderConfig(heads=).
+Every outcome is a result or ValueError/TypeError, never a crash or
 another exception; what is accepted is checked too (the parser agrees with Python's json module
 on every document both accept; accepted options lie in their ranges; the same mistake gives the
 same message through DecoderConfig as through the core)."""
@@ -231,3 +232,70 @@ def test_every_model_zoo_key_is_known():
                proto=[{"number": 32, "stride": 4}])
     doc["bbox_decoders"] = [dict(d, combined_layer="", reg_layer_h="", reg_layer_w="") for d in _NMS["bbox_decoders"]]
     assert len(_core.read_nms_json(doc, outs).heads) == 2
+
+
+# -- heads (a config's "heads", DecoderConfig(heads=[{...}])) ---------------------------------------
+_HEADS = [{"box": "yolov8n/conv41", "cls": "yolov8n/conv42", "stride": 8},
+          {"box": "yolov8n/conv52", "cls": "yolov8n/conv53", "stride": 16}]
+_HEAD_KEYS = ["box", "cls", "stride", "angle", "kpt", "mask", "output", "anchors", "reg", "obj", "clss", "bxo", ""]
+_HEAD_ODD = [None, True, 0, -1, 8, 8.0, 16, 2**21, float("nan"), "yolov8n/conv41", "yolov8n/conv42", "yolov8n/conv53",
+             "conv41", "", "a\nb", [], [[10, 13]], [[10, 13], [16]], [[0, 5]], {}, {"box": "x"}]
+
+
+@st.composite
+def heads_specs(draw) -> Dict[str, Any]:
+    heads: Any = json.loads(json.dumps(_HEADS))
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["key", "key", "drop_head", "replace_head", "whole"]))
+        if op == "whole":
+            heads = draw(st.sampled_from([[], {}, "heads", None, [1], [[]]]))
+            break
+        if not isinstance(heads, list) or not heads:
+            break
+        i = draw(st.integers(0, len(heads) - 1))
+        if op == "drop_head":
+            heads.pop(i)
+        elif op == "replace_head":
+            heads[i] = draw(st.sampled_from(_HEAD_ODD))
+        elif isinstance(heads[i], dict):
+            key = draw(st.sampled_from(_HEAD_KEYS))
+            if draw(st.booleans()):
+                heads[i].pop(key, None)
+            else:
+                heads[i][key] = draw(st.sampled_from(_HEAD_ODD))
+    return {"kind": "heads", "heads": heads}
+
+
+def run_heads(spec: Dict[str, Any]) -> str:
+    outs = [hd.OutputInfo(f"yolov8n/conv{n}", (g, g, c), zp=0.0, scale=1 / 255)
+            for n, g, c in ((41, 4, 64), (42, 4, 2), (52, 2, 64), (53, 2, 2))]
+    heads = spec["heads"]
+    try:
+        named = _core.read_heads(heads, "", [_core.OutputShape(o.name, *o.shape) for o in outs])
+    except CLEAN as e:
+        assert "\n" not in str(e), e  # one line, whatever the names hold
+        core_error: Any = e
+    else:
+        core_error = None
+        assert named and all(h.box and h.cls for h in named)
+    if not isinstance(heads, list):
+        return "rejected"
+    try:
+        cfg = hd.DecoderConfig(outs, heads)
+    except CLEAN as e:
+        assert "\n" not in str(e), e
+        if core_error is not None and heads and all(isinstance(h, dict) for h in heads):
+            # DecoderConfig reads the dicts with the same reader: the same refusal.
+            assert type(e) is type(core_error) and str(e) == str(core_error), (e, core_error)
+        return "rejected"
+    assert core_error is None
+    hd.Decoder(cfg)
+    return "configured"
+
+
+@fuzz_settings(300)
+@given(spec=heads_specs())
+def test_fuzz_read_heads(spec):
+    _log_case(spec)
+    with watchdog():
+        run_heads(spec)

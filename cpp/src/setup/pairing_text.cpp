@@ -9,8 +9,19 @@ std::string quoted(const std::string& s) {
     const char q = (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
     std::string out(1, q);
     for (char c : s) {
-        if (c == '\\' || c == q) out += '\\';
-        out += c;
+        // Control characters as Python's repr writes them, so that a message stays one line.
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if ((unsigned char)c < 0x20 || c == 0x7f) {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[(unsigned char)c >> 4];
+            out += hex[(unsigned char)c & 15];
+        } else {
+            if (c == '\\' || c == q) out += '\\';
+            out += c;
+        }
     }
     return out + q;
 }
