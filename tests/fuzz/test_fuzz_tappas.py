@@ -53,7 +53,7 @@ EXAMPLES = ROOT / "examples" / "tappas"
 FRAMES = 3
 IMAGE = 64
 TIMEOUT = 60  # seconds a host run may take: a case is milliseconds, more is a hang
-PLUGIN_KEYS = ("labels", "output_format_type", "nms_json", "keypoint_threshold")
+PLUGIN_KEYS = ("labels", "output_format_type", "nms_json", "keypoint_threshold", "heads", "obb_user_meta")
 ALIASES = [("detection_threshold", "score_threshold"), ("max_boxes", "max_total")]  # plugin_config.cpp's
 FORMATS = ("HAILO_FORMAT_TYPE_AUTO", "HAILO_FORMAT_TYPE_UINT8", "HAILO_FORMAT_TYPE_UINT16", "HAILO_FORMAT_TYPE_FLOAT32")
 SETTINGS = fuzz_settings(60, suppress_health_check=list(HealthCheck))
@@ -106,7 +106,12 @@ _ODD = [None, True, False, 0, 1, -1, 2, 0.5, 1.5, -0.5, 1e30, 10**30, -(2**70), 
         "hailort", "ultralytics", "pose", "HAILO_FORMAT_TYPE_FLOAT32", "HAILO_FORMAT_TYPE_UINT16", "hailo_format_type_uint8",
         "FLOAT32", [], [0.5], [0.1, 0.2], [64, 64], ["unlabeled", 3], ["unlabeled", "a\nb", "\u0000", "é" * 300],
         ["x"] * 2000, {}, {"a": 1}, {"bbox_decoders": []}, "missing.json", "garbage.json", "list.json", ".", "/dev/null",
-        NMS_FILE, "/"]
+        NMS_FILE, "/",
+        # "heads": the det model's, one of them, a wrong kind, names that are not outputs, two families
+        [{"box": f"m/box_{s}", "cls": f"m/cls_{s}", "stride": s} for s in (8, 16, 32)],
+        [{"box": "m/box_8", "cls": "m/cls_8"}], [{"box": "m/box_8"}], [{"bxo": "m/box_8", "cls": "m/cls_8"}],
+        [{"box": "m/box_8", "cls": "m/cls_8"}, {"reg": "a", "obj": "b", "cls": "c"}],
+        [{"output": "yolov5s/conv55", "anchors": [[10, 13]]}], [{"box": 8, "cls": "x"}], [{}]]
 # Numbers (and such) JSON does not have, or has at the edge of a double, written into the text.
 _RAW = ["NaN", "-NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1e-400", "-0", "0x10", ".5", "1.", "01", "+1",
         "9223372036854775808", "18446744073709551616", "1" * 400, "nan", "inf", "True", "None", "'x'",
@@ -238,6 +243,14 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
         elif key == "output_format_type":
             if v not in FORMATS:
                 return False
+        elif key == "obb_user_meta":
+            if not isinstance(v, bool):
+                return False
+        elif key == "heads":
+            try:
+                _core.read_heads(v)
+            except CLEAN:
+                return False
         elif key == "nms_json" and not isinstance(v, dict):
             if not isinstance(v, str) or not v:
                 return False
@@ -251,6 +264,8 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
             if not isinstance(nms, dict):
                 return False
     if any(alias in doc and setting in doc for alias, setting in ALIASES):
+        return False
+    if "heads" in doc and "nms_json" in doc:
         return False
     try:
         _core.read_options({k: v for k, v in doc.items() if k not in PLUGIN_KEYS}, "", ALIASES)
@@ -286,6 +301,17 @@ def tensor_specs(draw) -> Dict[str, Any]:
         config = _base_doc("yolov5_anchors.json")
     if model == "yolox" and "nms_json" not in config:
         config = _base_doc("yolox.json")
+    if model in ("det", "pose", "obb", "seg") and draw(st.booleans()):
+        # The heads named ("heads"), as a config does when shapes cannot pair them.
+        prefix = MODELS[model][0][0].split("/")[0]
+        extra = {"pose": "kpt", "obb": "angle", "seg": "mask"}.get(model)
+        config["heads"] = [dict({"box": f"{prefix}/box_{s}", "cls": f"{prefix}/cls_{s}", "stride": s},
+                                **({extra: f"{prefix}/{extra}_{s}"} if extra else {})) for s in (8, 16, 32)]
+        config.pop("nms_json", None)
+        if model == "seg":
+            config["proto"] = "seg/proto"
+    if model == "obb" and draw(st.booleans()):
+        config["obb_user_meta"] = True
     fmt = draw(st.sampled_from([None, None, None, *FORMATS]))
     if fmt:
         config["output_format_type"] = fmt
@@ -456,7 +482,7 @@ def _check_lines(lines: List[str], nms_tensors: int) -> Dict[str, List[str]]:
     return by
 
 
-def _check_objects(frames: List[dict], decoded: bool, finite_boxes: bool = True) -> int:
+def _check_objects(frames: List[dict], decoded: bool, finite_boxes: bool = True, user_meta: bool = False) -> int:
     n = 0
     for frame in frames:
         assert frame["scaling_bbox"] == [0, 0, 1, 1]
@@ -468,6 +494,13 @@ def _check_objects(frames: List[dict], decoded: bool, finite_boxes: bool = True)
                 assert all(math.isfinite(v) for v in d["bbox"]) or not finite_boxes, d
             else:  # an NMS op's records, as written; a non-finite one refuses its frame
                 assert all(math.isfinite(v) for v in d["bbox"]) and math.isfinite(d["confidence"]), d
+            # Boxes in the picture (issue 33): clipped to [0, 1], never empty; masks never 0 cells;
+            # a HailoUserMeta (no get_type() in TAPPAS' Python module) only when asked for.
+            x, y, w, h = d["bbox"]
+            assert w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= 1 + 1e-6 and y + h <= 1 + 1e-6, d
+            for o in d.get("objects", []):
+                assert o["type"] != "conf_class_mask" or (o["width"] >= 1 and o["height"] >= 1), o
+                assert o["type"] != "user_meta" or user_meta, o
             n += 1
     return n
 
@@ -503,7 +536,8 @@ def run_config_spec(built: Built, spec: Dict[str, Any]) -> str:
         desc = _model_frames(folder, spec["model"], spec["seed"], fmt)
         frames, lines = _run(built, desc, str(path))
         by = _check_lines(lines, 1)
-        n = _check_objects(frames, spec["model"] != "nms", finite_boxes=spec["model"] not in ("yolov5", "yolox"))
+        n = _check_objects(frames, spec["model"] != "nms", finite_boxes=spec["model"] not in ("yolov5", "yolox"),
+                           user_meta=b"obb_user_meta" in data)
         if "config" in by:
             assert n == 0, f"a bad config, and {n} objects added"
             # It names the file: the config, or the NMS JSON its nms_json names (beside it).
@@ -531,7 +565,8 @@ def run_tensor_spec(built: Built, spec: Dict[str, Any]) -> str:
         nms_tensors = sum(1 for t in spec["tensors"] if t["nms"])
         by = _check_lines(lines, nms_tensors)
         assert "config" not in by, lines
-        n = _check_objects(frames, nms_tensors == 0, finite_boxes="nms_json" not in spec["config"])
+        n = _check_objects(frames, nms_tensors == 0, finite_boxes="nms_json" not in spec["config"],
+                           user_meta=spec["config"].get("obb_user_meta") is True)
         if "mismatch" in by:
             assert n == 0, f"tensors that do not match, and {n} objects added"
         return "mismatch" if "mismatch" in by else "nms-refused" if "nms" in by else \
