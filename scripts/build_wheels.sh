@@ -75,7 +75,7 @@ _PYTHON_HOST_PLATFORM=linux-aarch64 SETUPTOOLS_EXT_SUFFIX=.cpython-311-aarch64-l
   --config-settings=cmake.define.PYTHON_MODULE_EXTENSION=.cpython-311-aarch64-linux-gnu.so \
   --config-settings=cmake.define.CMAKE_CXX_FLAGS="-isystem $headers/usr/include" >/dev/null
 # The module in it is an aarch64 ELF under the aarch64 name.
-native="$(unzip -Z1 "$raw"/*linux_aarch64.whl | grep '^hailo_decode/_core/_native\.')"
+native="$(unzip -Z1 "$raw"/*linux_aarch64.whl | grep '^hailo_decode/_core/_native\..*\.so$')"
 [ "$native" = hailo_decode/_core/_native.cpython-311-aarch64-linux-gnu.so ] \
   || { echo "build_wheels.sh: the aarch64 wheel holds $native" >&2; exit 1; }
 unzip -p "$raw"/*linux_aarch64.whl "$native" > "$WORK/native-aarch64.so"
