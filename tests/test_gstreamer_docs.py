@@ -14,7 +14,7 @@ from typing import List
 import numpy as np
 import pytest
 
-from gstreamer.harness import PENDING, Gst, gst_session
+from gstreamer.harness import Gst, gst_session
 from tappas.plugin_host import Out, write_frames
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,6 @@ def test_the_docs_have_gst_launch_lines():
         assert _launch_lines(path), f"{path} has no gst-launch-1.0 line"
 
 
-@PENDING[2]
 @pytest.mark.parametrize("doc", DOCS, ids=[p.name for p in DOCS])
 def test_the_documented_gst_launch_lines_run(gst, stand_ins, tmp_path, doc):
     for line in _launch_lines(doc):

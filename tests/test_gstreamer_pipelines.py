@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import hailo_decode as hd
-from gstreamer.harness import PENDING, Gst, gst_session, inference, source, words, write_config
+from gstreamer.harness import Gst, gst_session, inference, source, words, write_config
 from hailo_decode.detections import rbox_corners
 from tappas.plugin_host import Out, write_frames
 from test_tappas_plugin import (EXAMPLES, STRIDES, _anchor_outputs, _demo, _fixture, _labels, _python_frames,
@@ -75,7 +75,6 @@ def _subs(det: dict, kind: str) -> List[dict]:
     return [o for o in det["objects"] if o["type"] == kind]
 
 
-@PENDING[2]
 def test_detection_equals_the_python_decoder(gst, tmp_path):
     outs, infos, names = _demo("fall_uint8.npz", None)
     settings = dict(class_activation="sigmoid", score_threshold=0.1, iou_threshold=0.6)
@@ -85,7 +84,6 @@ def test_detection_equals_the_python_decoder(gst, tmp_path):
     assert all(not d["objects"] for f in frames for d in f["objects"])
 
 
-@PENDING[2]
 def test_pose_landmarks_equal_the_python_decoder(gst, tmp_path):
     outs, infos, names = _demo("pose_uint8.npz", "kpt")
     settings = dict(task="pose", semantics="ultralytics", score_threshold=0.25)
@@ -105,7 +103,6 @@ def test_pose_landmarks_equal_the_python_decoder(gst, tmp_path):
             np.testing.assert_array_equal(pts[:, 2], np.clip(k[:, 2], 0, 1))
 
 
-@PENDING[2]
 def test_segmentation_masks_equal_the_python_decoder(gst, tmp_path):
     outs, infos, names = _demo("seg_uint8.npz", "mask", proto=True)
     settings = dict(semantics="ultralytics", score_threshold=0.25)
@@ -132,7 +129,6 @@ def test_segmentation_masks_equal_the_python_decoder(gst, tmp_path):
     assert masks >= 5
 
 
-@PENDING[2]
 def test_obb_boxes_and_corners_equal_the_python_decoder(gst, tmp_path):
     outs, infos, names = _demo("obb_uint8.npz", "angle")
     settings = dict(task="obb", semantics="ultralytics", score_threshold=0.25)
@@ -151,7 +147,6 @@ def test_obb_boxes_and_corners_equal_the_python_decoder(gst, tmp_path):
             np.testing.assert_allclose(pts[:, 1] * b[3] + b[1], c[:, 1], rtol=0, atol=1e-5)
 
 
-@PENDING[2]
 @pytest.mark.parametrize("config", ["nms_op.json", None])
 def test_an_nms_op_output_as_hailonet_delivers_it(gst, tmp_path, config):
     outs, infos, _ = _demo("fall_uint8.npz", None)
@@ -179,7 +174,6 @@ def test_an_nms_op_output_as_hailonet_delivers_it(gst, tmp_path, config):
     assert total >= (1 if path else 3)
 
 
-@PENDING[2]
 def test_float32_buffers_with_output_format_type(gst, tmp_path):
     """hailonet output-format-type=HAILO_FORMAT_TYPE_FLOAT32: the stand-in dequantizes the UINT8
     outputs as HailoRT does, the metadata still says UINT8; the config says FLOAT32."""
@@ -199,7 +193,6 @@ def test_float32_buffers_with_output_format_type(gst, tmp_path):
     assert as_meta != frames
 
 
-@PENDING[2]  # its random outputs make boxes under a pixel, which the fix drops
 def test_yolov5_anchors_from_a_model_zoo_nms_json(gst, tmp_path):
     rng = np.random.default_rng(5)
     outs = _anchor_outputs(rng, [("yolov5s/conv55", 8), ("yolov5s/conv63", 16), ("yolov5s/conv70", 32)], [255] * 3, 640)
@@ -227,7 +220,6 @@ def test_yolox_from_an_inline_nms_json(gst, tmp_path):
     assert _check_detections(frames, expected, ["unlabeled", *hd_coco()]) >= 1
 
 
-@PENDING[2]
 def test_end2end_head_equals_the_python_decoder(gst, tmp_path):
     z = _fixture("e2e_synthetic_yolo26n.npz")
     meta = json.loads(str(z["meta"]))
@@ -259,7 +251,6 @@ def test_filter_letterbox_without_a_letterbox_gives_filters_objects(gst, tmp_pat
     assert plain == letterbox and sum(len(f["objects"]) for f in plain) >= 3
 
 
-@PENDING[2]
 def test_two_filters_in_one_pipeline_each_give_their_own(gst, tmp_path):
     """Two hailonet ! hailofilter pairs in one process (one dlopen handle, two init()s): the second
     adds its objects beside the first's, each as alone."""

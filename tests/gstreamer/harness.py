@@ -29,7 +29,7 @@ BUILD = ROOT / "build" / "gstreamer-tests"
 # What .ci/run installs (Debian): the tests need each of these.
 DEBIAN_PACKAGES = ("libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools gstreamer1.0-plugins-base "
                    "gstreamer1.0-plugins-good libopencv-dev libxtensor-dev pybind11-dev python3-dev python-gi-dev "
-                   "python3-gi python3-gst-1.0 pkgconf")
+                   "python3-gi python3-gst-1.0 python3-numpy pkgconf")
 
 
 def unavailable(reason: str) -> None:
@@ -67,10 +67,10 @@ def _missing() -> Optional[str]:
     if not SYSTEM_PYTHON.is_file():
         return f"{SYSTEM_PYTHON} is absent (Debian: python3-gi python3-gst-1.0 python3-dev)"
     r = subprocess.run([str(SYSTEM_PYTHON), "-c", "import gi; gi.require_version('Gst', '1.0'); "
-                        "from gi.repository import Gst; import sysconfig; "
+                        "from gi.repository import Gst; import numpy, sysconfig; "
                         "assert sysconfig.get_paths()['include']"], capture_output=True, env=host_env())
     if r.returncode != 0:
-        return f"{SYSTEM_PYTHON} has no GStreamer bindings (Debian: python3-gi python3-gst-1.0)"
+        return f"{SYSTEM_PYTHON} has no GStreamer bindings or NumPy (Debian: python3-gi python3-gst-1.0 python3-numpy)"
     return None
 
 
@@ -198,16 +198,3 @@ def write_config(tmp: Path, config: Dict[str, Any], name: Optional[str] = None) 
 __all__: Sequence[str] = ["Gst", "Probed", "gst_session", "inference", "letterbox_wrapper", "source", "words",
                           "write_config", "unavailable", "build_elements"]
 
-
-# Issue #33's plugin fixes (cpp/tappas), pending when these tests were written: each test that
-# fails without its fix is marked strict, so that it fails (XPASS) once the fix is in and the mark
-# must go. Only an AssertionError counts as the expected failure (a build error does not).
-def _pending(text: str):
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"issue #33 {text} (plugin fix pending)")
-
-
-PENDING = {
-    1: _pending("item 1: no \"heads\" config key, a one-class OBB model cannot be paired"),
-    2: _pending("item 2: boxes are not clipped to the picture; one wholly in the padding aborts hailooverlay"),
-    3: _pending("item 3: OBB detections carry a HailoUserMeta, which has no get_type() in TAPPAS 5.1's binding"),
-}
