@@ -8,6 +8,7 @@ fail instead when CI is set (CI must run them: .ci/run installs the packages).""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -141,9 +142,13 @@ def build_elements() -> Path:
             unavailable(missing)
         configure = ["cmake", "-S", str(HERE), "-B", str(BUILD), f"-DTAPPAS_DIR={TAPPAS_51}",
                      f"-DPYTHON_EXECUTABLE_FOR_HAILO={SYSTEM_PYTHON}", f"-DPKG_CONFIG_EXECUTABLE={_pkg_config()}"]
-        for cmd in (configure, ["cmake", "--build", str(BUILD), "-j2"]):
-            r = subprocess.run(cmd, capture_output=True, text=True, env=host_env())
-            assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+        BUILD.mkdir(parents=True, exist_ok=True)
+        # One build at a time: several pytest runs of one checkout share the folder.
+        with open(BUILD.parent / "gstreamer-tests.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for cmd in (configure, ["cmake", "--build", str(BUILD), "-j2"]):
+                r = subprocess.run(cmd, capture_output=True, text=True, env=host_env())
+                assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
         _ELEMENTS["out"] = BUILD / "out"
     return _ELEMENTS["out"]
 
