@@ -1285,9 +1285,19 @@ def _check_conversions(spec, d: "hd.Detections") -> None:
     for fmt in BOX_FORMATS:
         if d.boxes_as(fmt).shape != (len(d), 4):
             raise HarnessFailure("boxes_as changed the count")
-    o = d.to_original(tuple(spec["original_size"]))
-    if len(o) != len(d):
-        raise HarnessFailure("to_original changed the count")
+    oh, ow = (int(v) for v in spec["original_size"])
+    o = d.to_original((oh, ow))
+    # It drops detections with no area left in the image (issue 33), and only those.
+    if len(o) > len(d):
+        raise HarnessFailure("to_original invented detections")
+    b = o.boxes
+    inside = np.stack([b[:, 0].clip(0, ow), b[:, 1].clip(0, oh), b[:, 2].clip(0, ow), b[:, 3].clip(0, oh)], axis=1)
+    if len(o) and not np.all((inside[:, 2] > inside[:, 0]) & (inside[:, 3] > inside[:, 1])):
+        raise HarnessFailure("to_original kept a detection with no area in the image")
+    if (o.keypoints is not None and len(o.keypoints) != len(o)) or (o.rboxes is not None and len(o.rboxes) != len(o)):
+        raise HarnessFailure("to_original's keypoints or rotated boxes lost their detections")
+    if not set(map(float, o.scores)) <= set(map(float, d.scores)):
+        raise HarnessFailure("to_original invented scores")
 
 
 # ------------------------------------------------------------------------------------------------
