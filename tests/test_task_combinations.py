@@ -36,7 +36,7 @@ def test_anchor_heads_take_no_task_outputs():
     h.kpt_output = 0  # a keypoint output on an anchor head, as a C++ caller could set it
     core.heads = [h]
     core.num_keypoints = 1
-    with pytest.raises(ValueError, match="YOLOv5 or YOLOX"):
+    with pytest.raises(ValueError, match="keypoint and angle outputs need DFL heads"):
         _core.Decoder(core)
 
 
