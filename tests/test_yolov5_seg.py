@@ -362,3 +362,19 @@ def test_from_nms_json_of_the_model_zoos_yolov5_seg():
     assert d.masks is not None and len(d) > 0
     with pytest.raises(ValueError, match="proto"):
         hd.DecoderConfig.from_nms_json(dict(doc, proto=[{"number": 32}]), c["outputs"])
+
+
+@pytest.mark.parametrize("version", ["4.23.0", "4.20"])
+def test_any_hailort_4_version_is_the_ops_frame(version):
+    """hailort_version names HailoRT 4.x in any spelling: still the yolov5_seg op's frame (it fell
+    to the generic byte-mask writer for anything but the exact text "4.23")."""
+    rng = np.random.default_rng(5)
+    c = _case(rng, nc=2)
+    _, want, facts, dec = _frames(c)
+    assert facts["records"] >= 1
+    got = dec.decode_to_hailo_nms(c["raw"], format="byte_mask", max_bboxes_total=100, hailort_version=version)
+    ref = dec.decode_to_hailo_nms(c["raw"], format="byte_mask", max_bboxes_total=100, hailort_version="4.23")
+    a, b = hd.formats.byte_mask.read_byte_mask(got, (64, 64)), hd.formats.byte_mask.read_byte_mask(ref, (64, 64))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert struct.unpack_from("<Q", got, 2 + 30)[0] == got.ctypes.data + 2 + 38  # the op's pointer, into `got`

@@ -273,13 +273,7 @@ class Decoder:
         size = byte_mask.byte_mask_frame_size(total, 2 * h * w if mask_budget is None else mask_budget,
                                               hailort_version=layout)
         shape: Tuple[int, ...] = (size,) if isinstance(dets, Detections) else (len(frames), size)
-        if out is None:
-            out = np.zeros(shape, dtype=np.uint8)
-        elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
-            raise TypeError("out must be a C-contiguous uint8 ndarray for format='byte_mask'")
-        elif out.size < int(np.prod(shape)):
-            raise ValueError(f"out holds {out.size} bytes, {len(frames)} frame(s) of HAILO_NMS_WITH_BYTE_MASK need "
-                             f"{int(np.prod(shape))}")
+        out = _byte_mask_out(out, shape)
         flat = out.reshape(-1)
         flat[:] = 0
         for i, d in enumerate(frames):
@@ -290,8 +284,9 @@ class Decoder:
         """Whether format='byte_mask' is HailoRT 4.23's yolov5_seg op itself (YOLOv5-seg heads, the
         hailort preset's decode)."""
         cfg = self.config
+        # Any 4.x ("4.23", "4.23.0", "4.20"): the op is 4.23's; 5.x's is not reproduced (docs/segmentation.md).
         return cfg.head_kind == "yolov5" and cfg.proto is not None and cfg.semantics == "hailort" and \
-            hailort_version == "4.23"
+            byte_mask.byte_mask_layout(hailort_version) == "4.23" and hailort_version.split(".")[0] == "4"
 
     def _hailort_seg_frames(self, raw: Frames, out: Optional[np.ndarray], max_total: Optional[int],
                             mask_budget: Optional[int], mask_threshold: Optional[float]) -> np.ndarray:
@@ -309,13 +304,7 @@ class Decoder:
         arrays, batch = self._arrays(raw)
         n = 1 if batch is None else batch
         shape: Tuple[int, ...] = (size,) if batch is None else (n, size)
-        if out is None:
-            out = np.zeros(shape, dtype=np.uint8)
-        elif not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
-            raise TypeError("out must be a C-contiguous uint8 ndarray for format='byte_mask'")
-        elif out.size < int(np.prod(shape)):
-            raise ValueError(f"out holds {out.size} bytes, {n} frame(s) of HAILO_NMS_WITH_BYTE_MASK need "
-                             f"{int(np.prod(shape))}")
+        out = _byte_mask_out(out, shape)
         if self._seg_op is None:  # the op's detections: uncapped (it caps at max_total), yxyx normalized
             self._seg_op = Decoder(cfg.replace(max_per_class=None, max_total=None, box_format="yxyx_normalized"))
         rows = out.reshape(-1)[:n * size].reshape(n, size)
@@ -365,3 +354,16 @@ class Decoder:
 
     def __repr__(self) -> str:
         return f"Decoder({self.config!r})"
+
+
+def _byte_mask_out(out: Optional[np.ndarray], shape: Tuple[int, ...]) -> np.ndarray:
+    """`out` checked to hold frames of `shape` (one frame: (bytes,), a batch: (N, bytes)), or a new one."""
+    if out is None:
+        return np.zeros(shape, dtype=np.uint8)
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+        raise TypeError("out must be a C-contiguous uint8 ndarray for format='byte_mask'")
+    frames = shape[0] if len(shape) == 2 else 1
+    if out.size < int(np.prod(shape)):
+        raise ValueError(f"out holds {out.size} bytes, {frames} frame(s) of HAILO_NMS_WITH_BYTE_MASK need "
+                         f"{int(np.prod(shape))}")
+    return out
