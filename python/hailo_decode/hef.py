@@ -181,16 +181,24 @@ class _Msg:
         return struct.unpack_from("<d", self._d, v[-1][1])[0] if v else 0.0
 
     def f64s(self, num: int) -> Tuple[float, ...]:
+        return self._reals(num, 1, "d", "doubles")
+
+    def f32s(self, num: int) -> Tuple[float, ...]:
+        return self._reals(num, 5, "f", "floats")
+
+    def _reals(self, num: int, fixed_wire_type: int, code: str, what: str) -> Tuple[float, ...]:
+        """A repeated double or float field, packed (proto3's default) or one value a tag."""
+        size = struct.calcsize(f"<{code}")
         out: List[float] = []
         for wt, val in self._f.get(num, ()):
-            if wt == 1:
-                out.append(struct.unpack_from("<d", self._d, val)[0])
+            if wt == fixed_wire_type:
+                out.append(struct.unpack_from(f"<{code}", self._d, val)[0])
             else:
                 s, e = val
-                if (e - s) % 8:
-                    raise HefError(f"corrupt protobuf in {self.path}: packed doubles (field {num}) of {e - s} bytes, "
-                                   f"not a multiple of 8")
-                out.extend(struct.unpack_from(f"<{(e - s) // 8}d", self._d, s))
+                if (e - s) % size:
+                    raise HefError(f"corrupt protobuf in {self.path}: packed {what} (field {num}) of {e - s} bytes, "
+                                   f"not a multiple of {size}")
+                out.extend(struct.unpack_from(f"<{(e - s) // size}{code}", self._d, s))
         return tuple(out)
 
     def _str(self, val: Tuple[int, int], num: int) -> str:
@@ -872,28 +880,13 @@ def _anchor_op(n: _Msg, kind: str, op_name: str, out_name: str, resolve: Any) ->
                        **extra)
 
 
-def _packed_f32s(m: _Msg, num: int) -> Tuple[float, ...]:
-    """A repeated float field, packed (proto3's default) or not."""
-    out: List[float] = []
-    for wt, val in m._f.get(num, ()):
-        if wt == 5:
-            out.append(struct.unpack_from("<f", m._d, val)[0])
-            continue
-        s, e = val
-        if (e - s) % 4:
-            raise HefError(f"corrupt protobuf in {m.path}: packed floats (field {num}) of {e - s} bytes, "
-                           f"not a multiple of 4")
-        out.extend(struct.unpack_from(f"<{(e - s) // 4}f", m._d, s))
-    return tuple(out)
-
-
 def _ssd_op(n: _Msg, op_name: str, out_name: str, resolve: Any) -> HefAnchorOp:
     """The SSD op (ProtoHEFNmsOp field 9) and its decoders, as HailoRT's create_ssd_op_metadata
     reads them (hef.cpp): regression indices all 0 mean its defaults (ty 0, tx 1, th 2, tw 3)."""
     y = n.need(9, "ssd_nms_op", _SSD_OP)
     decs: List[HefAnchorDecoder] = []
     for d in y.msgs(9, "bbox_decoders", _SSD_DECODER):
-        hs, ws = _packed_f32s(d, 1), _packed_f32s(d, 2)
+        hs, ws = d.f32s(1), d.f32s(2)
         if len(hs) != len(ws):
             raise HefError(f"{d.path}: {len(hs)} anchor heights but {len(ws)} widths")
         decs.append(HefAnchorDecoder(stride=0, layer=resolve(d.u32(3)), cls_layer=resolve(d.u32(4)),
