@@ -378,3 +378,14 @@ def test_any_hailort_4_version_is_the_ops_frame(version):
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
     assert struct.unpack_from("<Q", got, 2 + 30)[0] == got.ctypes.data + 2 + 38  # the op's pointer, into `got`
+
+
+@pytest.mark.parametrize("version", ["5.2", "5.0.1"])
+def test_hailort_5_yolov5_seg_frame_is_refused_not_guessed(version):
+    """HailoRT 5.x's yolov5_seg op is not reproduced: asking for its frame is an error naming the
+    version and what to do, never a frame of another op in its name."""
+    rng = np.random.default_rng(5)
+    c = _case(rng, nc=2)
+    _, _, _, dec = _frames(c)
+    with pytest.raises(ValueError, match=rf"hailort_version is '{version}'.*hailort_version='4.23'"):
+        dec.decode_to_hailo_nms(c["raw"], format="byte_mask", max_bboxes_total=100, hailort_version=version)

@@ -220,6 +220,14 @@ class Decoder:
                 hailort_version = str(getattr(self.config, "hailort_version", None) or "4.23")
             if self._hailort_seg_op(hailort_version):
                 return self._hailort_seg_frames(raw, out, max_bboxes_total, mask_budget, mask_threshold)
+            if self._yolov5_seg_hailort() and not hailort_version.startswith("4."):
+                # Not a guess: 5.x's op orders candidates differently and writes 46-byte records
+                # from 5.2; its frame is not reproduced (yet), so none is written in its name.
+                raise ValueError(f"format='byte_mask' for YOLOv5-seg heads under the hailort preset reproduces "
+                                 f"HailoRT 4.x's yolov5_seg op only, and hailort_version is {hailort_version!r}: "
+                                 f"HailoRT 5.x's op frame is not reproduced; pass hailort_version='4.23' for "
+                                 f"4.23's frame, or decode with Decoder(cfg)(raw) and write the detections with "
+                                 f"Detections.to_hailo_byte_mask(hailort_version=...)")
             if mask_threshold is not None:
                 raise TypeError("mask_threshold applies to YOLOv5-seg heads under the hailort preset (HailoRT's "
                                 "yolov5_seg op) only")
@@ -283,10 +291,13 @@ class Decoder:
     def _hailort_seg_op(self, hailort_version: str) -> bool:
         """Whether format='byte_mask' is HailoRT 4.23's yolov5_seg op itself (YOLOv5-seg heads, the
         hailort preset's decode)."""
-        cfg = self.config
         # Any 4.x ("4.23", "4.23.0", "4.20"): the op is 4.23's; 5.x's is not reproduced (docs/segmentation.md).
-        return cfg.head_kind == "yolov5" and cfg.proto is not None and cfg.semantics == "hailort" and \
-            byte_mask.byte_mask_layout(hailort_version) == "4.23" and hailort_version.split(".")[0] == "4"
+        return self._yolov5_seg_hailort() and byte_mask.byte_mask_layout(hailort_version) == "4.23" and \
+            hailort_version.split(".")[0] == "4"
+
+    def _yolov5_seg_hailort(self) -> bool:
+        cfg = self.config
+        return cfg.head_kind == "yolov5" and cfg.proto is not None and cfg.semantics == "hailort"
 
     def _hailort_seg_frames(self, raw: Frames, out: Optional[np.ndarray], max_total: Optional[int],
                             mask_budget: Optional[int], mask_threshold: Optional[float]) -> np.ndarray:
