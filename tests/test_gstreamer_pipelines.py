@@ -16,7 +16,7 @@ import hailo_decode as hd
 from gstreamer.harness import Gst, gst_session, inference, source, words, write_config
 from hailo_decode.detections import rbox_corners
 from tappas.plugin_host import Out, write_frames
-from test_tappas_plugin import (EXAMPLES, STRIDES, _anchor_outputs, _demo, _fixture, _labels, _python_frames,
+from test_tappas_plugin import (EXAMPLES, STRIDES, _anchor_outputs, _demo, _labels, _python_frames, _yolo26_outputs,
                                 _read_as_yolo_hailortpp, hd_coco)
 
 
@@ -221,24 +221,13 @@ def test_yolox_from_an_inline_nms_json(gst, tmp_path):
 
 
 def test_end2end_head_equals_the_python_decoder(gst, tmp_path):
-    z = _fixture("e2e_synthetic_yolo26n.npz")
-    meta = json.loads(str(z["meta"]))
-    n = len(meta["frames"])
-    outs, infos = [], []
-    for kind in ("box", "cls"):
-        for s in STRIDES:
-            x = np.stack([z[f"f{i}_{kind}_{s}"] for i in range(n)]).astype(np.float64)
-            zp, sc = (float(v) for v in z[f"qp_{kind}_{s}"])
-            q = np.clip(np.round(x / sc + zp), 0, 255).astype(np.uint8)
-            outs.append(Out(f"yolo26n/{kind}_{s}", q, "UINT8", zp, sc))
-            infos.append(hd.OutputInfo(f"yolo26n/{kind}_{s}", q.shape[1:], "uint8", zp=zp, scale=sc))
-    size = int(meta["imgsz"])
+    outs, infos, size, names = _yolo26_outputs()
     settings = dict(json.loads((EXAMPLES / "end2end.json").read_text()))
     heads = [hd.Head(f"yolo26n/box_{s}", f"yolo26n/cls_{s}", s) for s in STRIDES]
     expected = _python_frames(hd.DecoderConfig(infos, heads, image_size=(size, size), **settings), outs)
     settings["nms_json"] = {"image_dims": [size, size], "bbox_decoders": [
         {"name": f"head{s}", "stride": s, "reg_layer": f"box_{s}", "cls_layer": f"cls_{s}"} for s in STRIDES]}
-    labels = _labels(meta["names"])
+    labels = _labels(names)
     frames = _run(gst, tmp_path, outs, dict(labels=labels, **settings), size=size)
     assert _check_detections(frames, expected, labels) >= 3
 

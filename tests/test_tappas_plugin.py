@@ -361,7 +361,9 @@ def _fixture(name: str) -> Dict[str, np.ndarray]:
     return dict(np.load(path))
 
 
-def test_end2end_yolo26_equals_the_python_decoder(built, tmp_path):
+def _yolo26_outputs() -> Tuple[List[Out], List[hd.OutputInfo], int, List[str]]:
+    """The synthetic YOLO26n fixture's frames quantized to uint8, as the plugin's tensors and as the
+    Python Decoder's outputs, its input size and class names."""
     z = _fixture("e2e_synthetic_yolo26n.npz")
     meta = json.loads(str(z["meta"]))
     n = len(meta["frames"])
@@ -373,7 +375,11 @@ def test_end2end_yolo26_equals_the_python_decoder(built, tmp_path):
             q = np.clip(np.round(x / sc + zp), 0, 255).astype(np.uint8)
             outs.append(Out(f"yolo26n/{kind}_{s}", q, "UINT8", zp, sc))
             infos.append(hd.OutputInfo(f"yolo26n/{kind}_{s}", q.shape[1:], "uint8", zp=zp, scale=sc))
-    size = int(meta["imgsz"])
+    return outs, infos, int(meta["imgsz"]), list(meta["names"])
+
+
+def test_end2end_yolo26_equals_the_python_decoder(built, tmp_path):
+    outs, infos, size, names = _yolo26_outputs()
     # Box and class tensors both have 4 channels here (4 classes): shapes cannot tell them apart, so
     # the heads are named, in Python by Head and in the plugin by an NMS JSON's bbox_decoders.
     settings = dict(json.loads((EXAMPLES / "end2end.json").read_text()))
@@ -382,7 +388,7 @@ def test_end2end_yolo26_equals_the_python_decoder(built, tmp_path):
     expected = _python_frames(hd.DecoderConfig(infos, heads, image_size=(size, size), **settings), outs)
     settings["nms_json"] = {"image_dims": [size, size], "bbox_decoders": [
         {"name": f"head{s}", "stride": s, "reg_layer": f"box_{s}", "cls_layer": f"cls_{s}"} for s in STRIDES]}
-    labels = _labels(meta["names"])
+    labels = _labels(names)
     frames, _ = _run_host(built, _write_frames(tmp_path, outs), dict(labels=labels, **settings), tmp=tmp_path)
     assert _check_detections(frames, expected, labels) >= 3
 
