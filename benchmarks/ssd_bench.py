@@ -69,7 +69,9 @@ def write_case(directory: str, outs) -> None:
 def build(hailort_src: Path, binary: str) -> None:
     lib = hailort_src / "hailort" / "libhailort"
     ops = lib / "src" / "net_flow" / "ops"
-    subprocess.run(["g++", "-std=c++17", "-O2", "-DNDEBUG", "-w", f"-I{HERE / 'hailort_op' / 'stubs'}",
+    # -ffp-contract=off: the op's arithmetic as written, as the core computes it; GCC for aarch64
+    # would fuse its multiply-adds (1-ulp different boxes than on x86-64, where it does not).
+    subprocess.run(["g++", "-std=c++17", "-O2", "-ffp-contract=off", "-DNDEBUG", "-w", f"-I{HERE / 'hailort_op' / 'stubs'}",
                     f"-I{lib / 'include'}", f"-I{lib / 'src'}", f"-I{hailort_src / 'hailort'}",
                     f"-I{hailort_src / 'common' / 'include'}", str(HERE / "hailort_op" / "ssd_op_bench.cpp"),
                     str(HERE / "hailort_op" / "stubs" / "stubs.cpp"), str(ops / "ssd_post_process.cpp"),
