@@ -193,6 +193,7 @@ public:
 
     const Config& config() const { return dec_.config(); }
     int threads() const { return dec_.threads(); }
+    MaskGrid mask_grid() const { return dec_.mask_grid(); }
 
     // YOLOv5-seg: decode n_frames and write HailoRT 4.23's yolov5_seg byte-mask frame of each into
     // out's rows (hailo_decode/yolov5_seg.hpp), with the GIL released. Returns per frame (records,
@@ -214,11 +215,18 @@ public:
         {
             py::gil_scoped_release release;
             std::lock_guard<std::mutex> lock(mutex_);
-            times = seconds_per_call(std::max<size_t>(iterations, 1), [&] {
-                dec_.decode(ptrs.data(), elements.data(), n_frames);
-                for (size_t f = 0; f < n_frames; ++f)
-                    packed[f] = seg_writer_->write(dec_, f, ptrs.data(), max_total, mask_threshold, base + f * row, row);
-            });
+            dec_.set_masks_enabled(false);  // the writer computes the op's masks; the decoder's would go unused
+            try {
+                times = seconds_per_call(std::max<size_t>(iterations, 1), [&] {
+                    dec_.decode(ptrs.data(), elements.data(), n_frames);
+                    for (size_t f = 0; f < n_frames; ++f)
+                        packed[f] = seg_writer_->write(dec_, f, ptrs.data(), max_total, mask_threshold, base + f * row, row);
+                });
+            } catch (...) {
+                dec_.set_masks_enabled(true);
+                throw;
+            }
+            dec_.set_masks_enabled(true);
         }
         py::list frames;
         for (const Yolov5SegFramePacked& p : packed) frames.append(py::make_tuple(p.records, p.count, p.bytes, p.truncated));
@@ -352,12 +360,15 @@ PYBIND11_MODULE(_native, m) {
         .def_readwrite("keypoint_dims", &Config::keypoint_dims)
         .def_readwrite("proto_output", &Config::proto_output)
         .def_readwrite("drop_empty_masks", &Config::drop_empty_masks)
+        .def_readwrite("mask_objectness", &Config::mask_objectness)
         .def_readwrite("keypoint_decode", &Config::keypoint_decode)
         .def_readwrite("angle_decode", &Config::angle_decode);
 
     py::class_<PyDecoder>(m, "Decoder")
         .def(py::init<Config, int>(), py::arg("config"), py::arg("threads") = 1)
         .def_property_readonly("threads", &PyDecoder::threads)
+        .def_property_readonly("mask_rule", [](const PyDecoder& d) { return int(d.mask_grid().rule); },
+                               "The masks' rule (hailo_decode/masks.hpp MaskRule): 0 Ultralytics' process_mask, 1 YOLOv5's.")
         .def("time_decode", &PyDecoder::time_decode, py::arg("arrays"), py::arg("n_frames"), py::arg("iterations"),
              "Seconds per decode, timed in C++ with the GIL released (benchmarks).")
         .def("set_one_frame", &PyDecoder::set_one_frame, py::arg("names"), py::arg("dtypes"), py::arg("shapes"),

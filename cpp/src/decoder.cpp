@@ -119,6 +119,8 @@ struct Decoder::Impl {
     std::vector<std::vector<float>> visibility_tables;
     // Segmentation
     bool masks = false;
+    bool masks_enabled = true;       // set_masks_enabled
+    bool frames_have_masks = false;  // the last decode() computed them
     ProtoPlan proto_plan;
     std::vector<CoefPlan> coef_plans;    // one per head
     MaskGrid grid;
@@ -129,7 +131,7 @@ struct Decoder::Impl {
     void validate_anchor_masks();
     // Windows and logits of the frame's detections ws.results[start..], dropping empty masks if asked.
     void decode_masks(const void* const* tensors, size_t frame, size_t start, Workspace& ws);
-    // HailoRT's yolov5_seg op: coefficients times the anchor's objectness (sigmoid of its value).
+    // YOLOv5-seg (HailoRT's yolov5_seg op, YOLOv5's own NMS): coefficients times the anchor's objectness.
     void scale_by_objectness(const void* const* tensors, size_t frame, uint32_t head, int row, int col, int anchor,
                              std::vector<float>& coefficients) const;
 
@@ -347,11 +349,13 @@ void Decoder::Impl::validate_anchor_masks() {
     const TensorView& proto = views[size_t(cfg.proto_output)];
     for (const TensorView& v : anchor_coefs.views) {
         coef_plans.push_back(make_coef_plan(v));
-        // HailoRT's op multiplies the coefficients by the objectness first: the float path.
-        if (cfg.settings.hailort_decode) coef_plans.back().integer = false;
+        // HailoRT's op and YOLOv5's NMS multiply the coefficients by the objectness first: the float path.
+        if (cfg.mask_objectness) coef_plans.back().integer = false;
     }
     proto_plan = make_proto_plan(proto);
     grid = MaskGrid{proto.height, proto.width, cfg.settings.image_height, cfg.settings.image_width};
+    // The ultralytics preset: YOLOv5 v7.0's own process_mask (masks.hpp, MaskRule::yolov5).
+    if (!cfg.settings.hailort_decode) grid.rule = MaskRule::yolov5;
     masks = true;
 }
 
@@ -407,7 +411,7 @@ std::pair<const float*, size_t> Decoder::rboxes(size_t index) const {
 Decoder::FrameMasks Decoder::masks(size_t index) const {
     if (index >= frame_count()) throw std::out_of_range("frame index out of range");
     FrameMasks out;
-    if (!impl_->masks) return out;
+    if (!impl_->frames_have_masks) return out;
     const FrameSlot& f = impl_->frames[index];
     const Workspace& ws = impl_->workspaces[f.workspace];
     out.windows = ws.windows.data() + f.start;
@@ -419,6 +423,8 @@ Decoder::FrameMasks Decoder::masks(size_t index) const {
 }
 
 MaskGrid Decoder::mask_grid() const { return impl_->grid; }
+
+void Decoder::set_masks_enabled(bool on) { impl_->masks_enabled = on; }
 
 void Decoder::Impl::check_finite(const TensorView& v, const void* base, size_t n_frames) const {
     // Float inputs are checked where they are read: NaN or inf would make scores and boxes garbage.
@@ -452,6 +458,7 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
         if (m.views[i].dtype == DType::F32) m.check_finite(m.views[i], tensors[i], n_frames);
 
     m.frames.resize(n_frames);
+    m.frames_have_masks = m.masks && (m.masks_enabled || m.cfg.drop_empty_masks);
     // Frames are handed out one at a time: a worker that wakes late takes fewer, none if the
     // calling thread has done them all. Each part writes to its own workspace.
     struct Batch {
@@ -471,7 +478,7 @@ void Decoder::decode(const void* const* tensors, const size_t* buffer_elements, 
         for (size_t f; (f = batch.next.fetch_add(1, std::memory_order_relaxed)) < batch.n_frames;) {
             const size_t start = ws.results.size(), logit_start = ws.logits.size();
             batch.m.decode_frame(batch.tensors, f, ws);
-            if (batch.m.masks) batch.m.decode_masks(batch.tensors, f, start, ws);
+            if (batch.m.frames_have_masks) batch.m.decode_masks(batch.tensors, f, start, ws);
             batch.m.frames[f] = {part, start, ws.results.size() - start, logit_start, ws.logits.size() - logit_start};
         }
     };
@@ -707,7 +714,7 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
         const HeadSpec& head = cfg.heads[d.head];
         // YOLOv5-seg: the anchor's coefficient view over the head's tensor (anchor_seg.hpp).
         const bool anchored = !anchor_coefs.views.empty();
-        int row, col, anchor = 0;
+        int row = 0, col = 0, anchor = 0;
         if (anchored)
             split_anchor_cell(d.cell, anchor_coefs.anchors[d.head], views[size_t(head.box_output)].width, row, col, anchor);
         const size_t plan = anchored ? anchor_coefs.first[d.head] + size_t(anchor) : size_t(d.head);
@@ -736,7 +743,7 @@ void Decoder::Impl::decode_masks(const void* const* tensors, size_t frame, size_
         if (n) {
             if (!integer_path(proto_plan, coef_plans[plan]))  // the integer path reads the raw bytes
                 gather_cell(mv, coef_frame, row, col, ws.coef_floats.data());
-            if (anchored && s.hailort_decode) scale_by_objectness(tensors, frame, d.head, row, col, anchor, ws.coef_floats);
+            if (anchored && cfg.mask_objectness) scale_by_objectness(tensors, frame, d.head, row, col, anchor, ws.coef_floats);
             prepare_coefficients(proto_plan, coef_plans[plan], ws.coef_floats.data(), coef_frame, row, col, ws.coef);
             ws.logits.resize(ws.logits.size() + n);
             ws.signs.resize(ws.logits.size());

@@ -10,12 +10,8 @@
 #include <string>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#include <xmmintrin.h>
-#endif
-
 #include "anchor_seg.hpp"
+#include "kernels/seg_kernels.hpp"
 #include "score_threshold.hpp"
 #include "tensor_view.hpp"
 
@@ -24,45 +20,6 @@ namespace detail {
 namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
-inline float bits_float(uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-
-// Eigen 3.4.0's pexp_float (Eigen/src/Core/arch/Default/GenericPacketMathFunctions.h) one lane at
-// a time, pmadd as a product then a sum (SSE2, no FMA); pldexp(y, m) is y * 2^m, rounded once.
-float eigen_expf(float in) {
-    const float x = std::max(std::min(in, 88.723f), -88.723f);
-    const float t0 = x * 1.44269504088896341f;
-    const float tt = t0 + 0.5f;
-    float m = float(int32_t(tt));  // floor (|t| < 129): truncation, one down for negatives
-    if (m > tt) m = m - 1.0f;
-    float r = m * -0.693359375f;
-    r = r + x;
-    float t = m * 2.12194440e-4f;
-    r = t + r;
-    const float r2 = r * r, r3 = r2 * r;
-    float y = 1.9875691500E-4f * r;
-    y = y + 1.3981999507E-3f;
-    float y1 = 4.1665795894E-2f * r;
-    y1 = y1 + 1.6666665459E-1f;
-    const float y2 = r + 1.0f;
-    y = y * r;
-    y = y + 8.3334519073E-3f;
-    y1 = y1 * r;
-    y1 = y1 + 5.0000001201E-1f;
-    y = y * r3;
-    y = y + y1;
-    y = y * r2;
-    y = y + y2;
-    // y * 2^m rounded once (as ldexp): two exact power-of-two factors, 2^(m >> 1) and the rest.
-    const int32_t mi = int32_t(m), m1 = mi >> 1, m2 = mi - m1;
-    const float p1 = bits_float(uint32_t(m1 + 127) << 23), p2 = bits_float(uint32_t(m2 + 127) << 23);
-    const float scaled = (y * p1) * p2;
-    return std::max(scaled, in);
-}
 
 // stb_image_resize's upsampling filter along one axis (stbir__calculate_filters with
 // STBIR_FILTER_TRIANGLE, shift 0): for each output pixel its first and last input pixel and their
@@ -141,10 +98,14 @@ struct Yolov5SegFrameWriter::Impl {
     std::vector<float> boxes, crops, scores, coef;
     std::vector<int32_t> classes;
     std::vector<MaskWindow> windows;
-    std::vector<float> sig, hrows, tile, acc_row, neg_coef;
+    std::vector<float> sig, hrows, tile, neg_coef;
+    std::vector<const float*> v_rows;  // a vertical tap's horizontal row
     std::vector<float> proto_lut;  // uint8 prototype, one quantization: the float of each code
-    bool fast_u8 = false;          // and its 32 channels side by side (the SSE2 path)
-    std::vector<int> h_taps, h_at; // per output column: its taps and their clamped input columns
+    bool fast_u8 = false;          // and its 32 channels side by side (the cells_u8 kernel)
+    // The horizontal pass in blocks of 8 output columns (the last padded with copies of column
+    // W - 1); h_last[b]: the largest input column block b reads.
+    std::vector<kernels::SegHBlock> h_blocks;
+    std::vector<int> h_last;
     std::vector<uint8_t> bits, wrap, headers;
     std::vector<size_t> mask_at;
 
@@ -202,10 +163,29 @@ Yolov5SegFrameWriter::Yolov5SegFrameWriter(const Config& cfg) : impl_(new Impl) 
     if (proto.dtype == DType::U8 && proto.per_tensor_quant)  // each code's (q - zp) * scale, as computed
         for (int q = 0; q < 256; ++q) m.proto_lut.push_back(dequantize(float(q), proto.zp[0], proto.scale[0]));
     m.fast_u8 = !m.proto_lut.empty() && proto.contiguous_channels;
-    for (int x = 0; x < m.W; ++x) {
-        const int n0 = m.h_axis.n0[size_t(x)], n1 = m.h_axis.n1[size_t(x)];
-        m.h_taps.push_back(n1 - n0 + 1);
-        for (int k = 0; k < StbAxis::kTaps; ++k) m.h_at.push_back(clamp_index(std::min(n0 + k, n1), m.pw));
+    constexpr int B = kernels::kSegBlock;
+    static_assert(StbAxis::kTaps == kernels::kSegTaps, "stb's taps are the kernels' taps");
+    for (int x0 = 0; x0 < m.W; x0 += B) {
+        kernels::SegHBlock blk{};
+        int lo = m.pw, hi = 0;
+        for (int j = 0; j < B; ++j) {  // the block's input columns (clamped, as stb's edge clamp reads them)
+            const int x = std::min(x0 + j, m.W - 1);
+            lo = std::min(lo, clamp_index(m.h_axis.n0[size_t(x)], m.pw));
+            hi = std::max(hi, clamp_index(m.h_axis.n1[size_t(x)], m.pw));
+            blk.taps = std::max(blk.taps, m.h_axis.n1[size_t(x)] - m.h_axis.n0[size_t(x)] + 1);
+        }
+        blk.first = lo;
+        for (int j = 0; j < B; ++j) {
+            const int x = std::min(x0 + j, m.W - 1);
+            const int n0 = m.h_axis.n0[size_t(x)], n1 = m.h_axis.n1[size_t(x)];
+            for (int k = 0; k < StbAxis::kTaps; ++k) {
+                blk.idx[k][j] = clamp_index(std::min(n0 + k, n1), m.pw) - lo;
+                blk.coef[k][j] = k <= n1 - n0 ? m.h_axis.coef[size_t(x) * StbAxis::kTaps + size_t(k)] : 0.0f;
+            }
+        }
+        blk.span = hi - lo + 1;
+        m.h_blocks.push_back(blk);
+        m.h_last.push_back(hi);
     }
 }
 
@@ -213,121 +193,67 @@ Yolov5SegFrameWriter::~Yolov5SegFrameWriter() = default;
 
 void Yolov5SegFrameWriter::Impl::render(const void* proto, int ylo, int yhi, int xlo, int xhi, float cut,
                                         std::vector<uint8_t>& bits) {
-    constexpr int T = StbAxis::kTaps;
+    constexpr int T = StbAxis::kTaps, B = kernels::kSegBlock;
+    const kernels::SegTable& K = kernels::seg_active();
+    // Whole blocks of 8 output columns around [xlo, xhi], and the proto cells they read.
+    const size_t b0 = size_t(xlo / B), b1 = size_t(xhi / B) + 1, nxa = (b1 - b0) * B;
     const int r_lo = clamp_index(v_axis.n0[size_t(ylo)], ph), r_hi = clamp_index(v_axis.n1[size_t(yhi)], ph);
-    const int c_lo = clamp_index(h_axis.n0[size_t(xlo)], pw), c_hi = clamp_index(h_axis.n1[size_t(xhi)], pw);
+    const int c_lo = h_blocks[b0].first, c_hi = h_last[b1 - 1];
     const int rows = r_hi - r_lo + 1, cols = c_hi - c_lo + 1, nx = xhi - xlo + 1;
     const size_t ucols = size_t(cols), unx = size_t(nx);
+    const size_t sig_stride = ucols + B;  // a permuting kernel reads up to 7 floats past a block's first column
     // The op's sigmoid of every proto cell the pixels read (mult_mask_vector_and_proto_matrix):
-    // Eigen's gemv sums (-c_k) * p_k in k order per cell, i.e. -(logit); done a row of cells at a
-    // time, channel by channel, so that each cell's sum keeps that order in its own SIMD lane.
-    sig.resize(size_t(rows) * ucols);
-    tile.resize(size_t(nm) * ucols);
+    // Eigen's gemv sums (-c_k) * p_k in k order per cell, i.e. -(logit); Eigen's pexp on the
+    // packets of 4 cells, std::exp on the last H*W % 4.
+    if (sig.size() < size_t(rows) * sig_stride) sig.resize(size_t(rows) * sig_stride, 0.0f);
     const TensorView& p = views[size_t(cfg.proto_output)];
     const size_t n_cells = size_t(ph) * size_t(pw), vector_end = n_cells - n_cells % 4;
     for (int r = 0; r < rows; ++r) {
-        float* s = sig.data() + size_t(r) * ucols;
-#if defined(__SSE2__)
-        if (fast_u8) {  // uint8, channels side by side, one quantization: 4 cells at a time
-            const __m128 zp = _mm_set1_ps(p.zp[0]), sc = _mm_set1_ps(p.scale[0]);
-            const __m128i zero = _mm_setzero_si128();
-            int c = 0;
-            for (; c + 4 <= cols; c += 4) {
-                alignas(16) float deq[4][32];
-                for (int j = 0; j < 4; ++j) {  // (q - zp) * scale, the same operations as dequantize
-                    const uint8_t* q = static_cast<const uint8_t*>(proto) + p.cell(r_lo + r, c_lo + c + j);
-                    for (int h = 0; h < 32; h += 16) {
-                        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + h));
-                        const __m128i lo = _mm_unpacklo_epi8(b, zero), hi = _mm_unpackhi_epi8(b, zero);
-                        const __m128i w[4] = {_mm_unpacklo_epi16(lo, zero), _mm_unpackhi_epi16(lo, zero),
-                                              _mm_unpacklo_epi16(hi, zero), _mm_unpackhi_epi16(hi, zero)};
-                        for (int v = 0; v < 4; ++v)
-                            _mm_store_ps(&deq[j][h + 4 * v], _mm_mul_ps(_mm_sub_ps(_mm_cvtepi32_ps(w[v]), zp), sc));
-                    }
+        float* s = sig.data() + size_t(r) * sig_stride;
+        if (fast_u8) {  // uint8, channels side by side, one quantization
+            K.cells_u8(static_cast<const uint8_t*>(proto) + p.cell(r_lo + r, c_lo), ucols, p.col_stride, p.zp[0],
+                       p.scale[0], neg_coef.data(), s);
+        } else {
+            tile.resize(size_t(nm) * ucols);
+            for (int c = 0; c < cols; ++c) {  // the window row dequantized, channel-major
+                const size_t cell = p.cell(r_lo + r, c_lo + c);
+                if (!proto_lut.empty()) {
+                    const uint8_t* q = static_cast<const uint8_t*>(proto) + cell;
+                    for (int k = 0; k < nm; ++k) tile[size_t(k) * ucols + size_t(c)] = proto_lut[q[p.channel_offset[size_t(k)]]];
+                } else {
+                    for (int k = 0; k < nm; ++k) tile[size_t(k) * ucols + size_t(c)] = proto_value(proto, r_lo + r, c_lo + c, k);
                 }
-                __m128 sum = _mm_setzero_ps();  // lane j: cell c + j, summed in k order
-                for (int k = 0; k < 32; k += 4) {
-                    __m128 a0 = _mm_load_ps(&deq[0][k]), a1 = _mm_load_ps(&deq[1][k]), a2 = _mm_load_ps(&deq[2][k]),
-                           a3 = _mm_load_ps(&deq[3][k]);
-                    _MM_TRANSPOSE4_PS(a0, a1, a2, a3);  // a0: channel k of the 4 cells, a1: k + 1, ...
-                    const __m128 v[4] = {a0, a1, a2, a3};
-                    for (int u = 0; u < 4; ++u) sum = _mm_add_ps(sum, _mm_mul_ps(_mm_set1_ps(neg_coef[size_t(k + u)]), v[u]));
+            }
+            for (size_t c = 0; c < ucols; ++c) s[c] = neg_coef[0] * tile[c];
+            for (int k = 1; k < nm; ++k) {
+                const float nc = neg_coef[size_t(k)];
+                const float* t = tile.data() + size_t(k) * ucols;
+                for (size_t c = 0; c < ucols; ++c) {
+                    const float prod = nc * t[c];
+                    s[c] = s[c] + prod;
                 }
-                _mm_storeu_ps(s + c, sum);
             }
-            for (; c < cols; ++c) {
-                const uint8_t* q = static_cast<const uint8_t*>(proto) + p.cell(r_lo + r, c_lo + c);
-                float sum = 0.0f;
-                for (int k = 0; k < 32; ++k) {
-                    const float prod = neg_coef[size_t(k)] * dequantize(float(q[k]), p.zp[0], p.scale[0]);
-                    sum = sum + prod;
-                }
-                s[c] = sum;
-            }
-        } else
-#endif
-        {
-        for (int c = 0; c < cols; ++c) {  // the window row dequantized, channel-major
-            const size_t cell = p.cell(r_lo + r, c_lo + c);
-            if (!proto_lut.empty()) {
-                const uint8_t* q = static_cast<const uint8_t*>(proto) + cell;
-                for (int k = 0; k < nm; ++k) tile[size_t(k) * ucols + size_t(c)] = proto_lut[q[p.channel_offset[size_t(k)]]];
-            } else {
-                for (int k = 0; k < nm; ++k) tile[size_t(k) * ucols + size_t(c)] = proto_value(proto, r_lo + r, c_lo + c, k);
-            }
-        }
-        for (size_t c = 0; c < ucols; ++c) s[c] = 0.0f;
-        for (int k = 0; k < nm; ++k) {
-            const float nc = neg_coef[size_t(k)];
-            const float* t = tile.data() + size_t(k) * ucols;
-            for (size_t c = 0; c < ucols; ++c) {
-                const float prod = nc * t[c];
-                s[c] = s[c] + prod;
-            }
-        }
         }
         const size_t linear0 = size_t(r_lo + r) * size_t(pw) + size_t(c_lo);
-        for (size_t c = 0; c < ucols; ++c) {
-            const float e = linear0 + c < vector_end ? eigen_expf(s[c]) : std::exp(s[c]);
-            s[c] = 1.0f / (1.0f + e);
-        }
+        const size_t n_vec = linear0 >= vector_end ? 0 : std::min(ucols, vector_end - linear0);
+        K.sigmoid(s, n_vec);
+        for (size_t c = n_vec; c < ucols; ++c) s[c] = 1.0f / (1.0f + std::exp(s[c]));
     }
-    // Horizontal pass over each proto row (stbir__resample_horizontal_upsample), per output column.
-    hrows.resize(size_t(rows) * unx);
-    for (int r = 0; r < rows; ++r) {
-        const float* srow = sig.data() + size_t(r) * ucols;
-        float* out = hrows.data() + size_t(r) * unx;
-        for (int x = xlo; x <= xhi; ++x) {
-            const int n = h_taps[size_t(x)];
-            const int* at = h_at.data() + size_t(x) * T;  // the taps' clamped input columns
-            const float* cf = h_axis.coef.data() + size_t(x) * T;
-            float acc = 0.0f;
-            for (int k = 0; k < n; ++k) {
-                const float prod = srow[at[k] - c_lo] * cf[k];
-                acc = acc + prod;
-            }
-            out[x - xlo] = acc;
-        }
-    }
+    // Horizontal pass over each proto row (stbir__resample_horizontal_upsample), block by block.
+    if (hrows.size() < size_t(rows) * nxa) hrows.resize(size_t(rows) * nxa);
+    for (int r = 0; r < rows; ++r)
+        K.hpass(sig.data() + size_t(r) * sig_stride - c_lo, h_blocks.data() + b0, b1 - b0, hrows.data() + size_t(r) * nxa);
     // Vertical pass (stbir__resample_vertical_upsample) a row at a time, then the op's
     // `> mask_threshold` (as `> cut`: the same answer in float, mask_threshold.hpp's cut).
     bits.resize(size_t(yhi - ylo + 1) * unx);
-    acc_row.resize(unx);
-    float* acc = acc_row.data();
+    v_rows.resize(T);
+    const size_t x_off = size_t(xlo) - b0 * B;
     for (int y = ylo; y <= yhi; ++y) {
         const int n0 = v_axis.n0[size_t(y)], n1 = v_axis.n1[size_t(y)];
-        const float* cf = v_axis.coef.data() + size_t(y) * T;
-        for (size_t x = 0; x < unx; ++x) acc[x] = 0.0f;
-        for (int k = n0; k <= n1; ++k) {
-            const float* h = hrows.data() + size_t(clamp_index(k, ph) - r_lo) * unx;
-            const float c = cf[k - n0];
-            for (size_t x = 0; x < unx; ++x) {
-                const float prod = h[x] * c;
-                acc[x] = acc[x] + prod;
-            }
-        }
-        uint8_t* b = bits.data() + size_t(y - ylo) * unx;
-        for (size_t x = 0; x < unx; ++x) b[x] = uint8_t(acc[x] > cut);
+        for (int k = n0; k <= n1; ++k)
+            v_rows[size_t(k - n0)] = hrows.data() + size_t(clamp_index(k, ph) - r_lo) * nxa + x_off;
+        K.vpass(v_rows.data(), v_axis.coef.data() + size_t(y) * T, n1 - n0 + 1, cut, unx,
+                bits.data() + size_t(y - ylo) * unx);
     }
 }
 
@@ -424,11 +350,14 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
         const size_t room = out_bytes - mask_at[i];  // the op writes past its buffer's end here; this stops
         // Byte (i - y0) * bw + (j - x0); rows in order, each row's columns in order (the last one
         // may land on the next row's first byte, which that row then writes again, as in the op).
+        // A read past the op's H x W buffer (row H, or column W of row H - 1) is taken as the value
+        // 0.0 (garbage in the op), compared as every value is: 1 when mask_threshold < 0.
+        const uint8_t past = uint8_t(0.0f > cut);
         auto put = [&](uint32_t i_row, uint32_t j, const uint8_t* v, size_t n) {
             const uint64_t at = uint64_t(i_row - y0) * bw + (j - x0);
             if (at >= room) return;
             n = size_t(std::min<uint64_t>(n, room - at));
-            if (v) std::memcpy(dst + at, v, n); else std::memset(dst + at, 0, n);
+            if (v) std::memcpy(dst + at, v, n); else std::memset(dst + at, past, n);
         };
         const uint32_t W = uint32_t(m.W), H = uint32_t(m.H);
         // Pixels inside the image: rows y0 .. min(y1, H - 1), columns x0 .. min(x1, W - 1).
@@ -436,14 +365,13 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
         const bool block = x0 <= xe && y0 <= ye;
         if (block) m.render(proto, int(y0), int(ye), int(x0), int(xe), cut, m.bits);
         // Column W (x1 == W) reads the next row's first pixel, (i + 1, 0); row H reads past the
-        // op's buffer (0 here).
+        // op's buffer (the value 0.0 here).
         if (x1 == W && y0 + 1 <= std::min(y1 + 1, H - 1))
             m.render(proto, int(y0 + 1), int(std::min(y1 + 1, H - 1)), 0, 0, cut, m.wrap);
         const size_t nx = x0 <= xe ? size_t(xe - x0 + 1) : 0;  // (rows below H: block is set)
-        const uint8_t zero = 0;
         for (uint32_t ii = y0; ii <= y1; ++ii) {
             if (nx) put(ii, x0, ii < H ? m.bits.data() + size_t(ii - y0) * nx : nullptr, nx);  // columns x0 ..= xe
-            if (x1 == W && x0 <= W) put(ii, W, ii + 1 < H ? &m.wrap[size_t(ii - y0)] : &zero, 1);
+            if (x1 == W && x0 <= W) put(ii, W, ii + 1 < H ? &m.wrap[size_t(ii - y0)] : &past, 1);
         }
     }
     for (size_t i = 0; i < r.records; ++i)

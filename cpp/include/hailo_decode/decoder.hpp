@@ -68,6 +68,11 @@ public:
     };
     FrameMasks masks(size_t index) const;
     MaskGrid mask_grid() const;
+    // Whether decode() computes the mask windows and logits that masks() returns (default on). Off
+    // for a caller that reads only the detections (the yolov5_seg frame writer computes the op's
+    // own masks); still computed with Config::drop_empty_masks, which needs them to keep a
+    // detection. Applies from the next decode(); masks() of a decode without them is empty.
+    void set_masks_enabled(bool on);
     // Threads a decode() spreads its frames over (the constructor's `threads`).
     int threads() const;
 

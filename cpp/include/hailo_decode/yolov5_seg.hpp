@@ -14,8 +14,8 @@
 //                  value(i * W + j) > mask_threshold (lines 198-232): the last column of a row lands
 //                  on the next row's first byte, and the last row past the mask (later records and
 //                  masks overwrite what they cover, as in the op). Where the op reads past its H x W
-//                  buffer (row H) this writes 0; bytes the op leaves unwritten (a box crossing the
-//                  image's left or top edge) are 0 here.
+//                  buffer (row H) this takes the value 0.0 (byte 0 unless mask_threshold < 0);
+//                  bytes the op leaves unwritten (a box crossing the image's left or top edge) are 0.
 //   count          incremented before the max_total test and before the fit test (lines 277-305):
 //                  with more detections than max_total, or a mask that does not fit, the count
 //                  field is one more than the records written.

@@ -10,14 +10,15 @@
 namespace hailo_decode {
 namespace kernels {
 
-// out[j] = (a[j] * h0 + b[j] * h1 > 0) for j in [j0, n); returns how many were set.
+// out[j] = (a[j] * h0 + b[j] * h1 > cut) for j in [j0, n); returns how many were set. cut: 0 for
+// logits (Ultralytics' masks), 0.5 for probabilities (YOLOv5's own process_mask, masks.cpp).
 static inline size_t blend_row_tail(const float* a, const float* b, float h0, float h1, size_t j0, size_t n,
-                                    uint8_t* out) {
+                                    uint8_t* out, float cut = 0.0f) {
     size_t set = 0;
     for (size_t j = j0; j < n; ++j) {
         float t = a[j] * h0;
         t = t + b[j] * h1;
-        const uint8_t v = t > 0.0f;
+        const uint8_t v = t > cut;
         out[j] = v;
         set += v;
     }
