@@ -8,6 +8,7 @@ boxes times (mw / W, mh / H). crop_mask keeps column x where x >= x1 and x < x2 
 PyTorch's source coordinate for output index d over an axis of n cells: max(scale * (d + 0.5) -
 0.5, 0) with scale = n_in / n_out (float32), i0 = min(floor(src), n - 1), i1 = i0 + 1 unless at
 the last cell, weights 1 - l and l with l = src - i0; the height pair is the outer one.
+process_mask_yolov5: YOLOv5 v7.0's own process_mask (the ultralytics preset's rule for YOLOv5/YOLOv7-seg).
 """
 
 from __future__ import annotations
@@ -68,6 +69,23 @@ def process_mask(proto_hwc: np.ndarray, coefs: np.ndarray, boxes_xyxy: np.ndarra
         return crop(bilinear(L, shape) > 0, boxes_xyxy)
     ratio = np.array([mw / shape[1], mh / shape[0], mw / shape[1], mh / shape[0]], np.float32)
     return crop(L > 0, boxes_xyxy.astype(np.float32) * ratio)
+
+
+def process_mask_yolov5(proto_hwc: np.ndarray, coefs: np.ndarray, boxes_xyxy: np.ndarray,
+                        shape: Tuple[int, int]) -> np.ndarray:
+    """YOLOv5 v7.0's own utils/segment/general.py process_mask(upsample=True), written from its
+    source: (coefs @ protos).sigmoid() in float32 (coefs as its non_max_suppression leaves them:
+    times the objectness), crop_mask at the prototype grid with the boxes times (mw / iw, mh / ih)
+    in float32 (cell c kept when c >= x1 and c < x2), those probabilities resized bilinearly to
+    `shape`, then > 0.5; no crop at `shape`."""
+    mh, mw, _ = proto_hwc.shape
+    if len(coefs) == 0:
+        return np.zeros((0,) + tuple(shape), np.bool_)
+    L = mask_logits(proto_hwc, coefs)
+    P = (np.float32(1) / (np.float32(1) + np.exp(-L))).astype(np.float32)
+    ratio = np.array([mw / shape[1], mh / shape[0], mw / shape[1], mh / shape[0]], np.float32)
+    P = np.where(crop(np.ones_like(P, np.bool_), boxes_xyxy.astype(np.float32) * ratio), P, np.float32(0))
+    return bilinear(P, shape) > np.float32(0.5)
 
 
 def iou(a: np.ndarray, b: np.ndarray) -> float:

@@ -18,7 +18,7 @@ import hailo_decode as hd
 from hailort_anchor_ops import deq, to_device_nhcw
 from hailort_seg_op import yolov5_seg_op
 from reference_decoder import greedy_nms
-from seg_reference import process_mask
+from seg_reference import process_mask_yolov5
 
 ANCHORS = {8: ((10, 13), (16, 30), (33, 23)), 16: ((30, 61), (62, 45), (59, 119)), 32: ((116, 90), (156, 198), (373, 326))}
 NAMES = {8: "seg/conv48", 16: "seg/conv55", 32: "seg/conv61"}  # std::map order: conv48 < conv55 < conv61
@@ -223,12 +223,12 @@ def test_detections_under_the_hailort_preset():
 
 # -- ultralytics preset: YOLOv5's segment predict ------------------------------------------------
 
-def _yolov5_predict(c, conf, iou, max_det=300):
+def _yolov5_predict(c, conf, iou, max_det=300, mask_objectness=True):
     """YOLOv5 (segment/predict.py): models/yolo.py Segment -> xy = (2 sigmoid(t) + grid - 0.5) * stride,
     wh = (2 sigmoid(t))^2 * anchor, conf and classes sigmoid, coefficients raw; utils/general.py
     non_max_suppression(nm=32): obj > conf, scores obj * cls, best class > conf, sort by score,
-    class-aware NMS suppressing IoU > iou, max_det; then process_mask(proto, coefs, boxes, input size,
-    upsample=True) as Ultralytics' ops.process_mask computes it at the input size (seg_reference)."""
+    class-aware NMS suppressing IoU > iou, max_det (x[:, 5:] *= obj: the mask coefficients too); then
+    its own process_mask(proto, coefs, boxes, input size, upsample=True) (seg_reference.process_mask_yolov5)."""
     nc, rows = c["nc"], []
     e = 5 + nc + 32
     for stride in (8, 16, 32):
@@ -249,7 +249,8 @@ def _yolov5_predict(c, conf, iou, max_det=300):
                     sc = v[5:5 + nc] * v[4]
                     k = int(np.argmax(sc))
                     if sc[k] > np.float32(conf):
-                        rows.append(([xc - w / 2, yc - hh / 2, xc + w / 2, yc + hh / 2], sc[k], k, raw_v[5 + nc:]))
+                        rows.append(([xc - w / 2, yc - hh / 2, xc + w / 2, yc + hh / 2], sc[k], k,
+                                     raw_v[5 + nc:] * v[4] if mask_objectness else raw_v[5 + nc:]))
     boxes = np.array([r[0] for r in rows], np.float32).reshape(-1, 4)
     scores = np.array([r[1] for r in rows], np.float32)
     classes = np.array([r[2] for r in rows], np.int64)
@@ -258,7 +259,7 @@ def _yolov5_predict(c, conf, iou, max_det=300):
     boxes, scores, classes, coefs = boxes[order], scores[order], classes[order], coefs[order]
     keep = greedy_nms(boxes, classes, iou, ">", False)[:max_det]
     proto = deq(c["proto"], *c["proto_quant"])
-    masks = process_mask(proto, coefs[keep], boxes[keep], (c["image"], c["image"]), upsample=True)
+    masks = process_mask_yolov5(proto, coefs[keep], boxes[keep], (c["image"], c["image"]))
     return boxes[keep], scores[keep], classes[keep], masks
 
 
@@ -275,10 +276,58 @@ def test_ultralytics_preset_is_yolov5s_segment_predict(dtype):
     np.testing.assert_allclose(got.scores, scores, rtol=3e-7, atol=0)
     np.testing.assert_array_equal(got.class_ids, classes)
     np.testing.assert_allclose(got.boxes, boxes, rtol=0, atol=1e-4)
-    # Masks: the bilinear logit map > 0 cropped to the box (pixels on a logit's zero crossing may
-    # round either way: the decoder's logits sum in another order than the float64 reference).
+    # Masks: YOLOv5's own process_mask, pixel for pixel.
     assert got.masks is not None and got.masks.shape == masks.shape
-    assert (got.masks != masks).sum() <= max(4, masks.size // 2000)
+    assert np.array_equal(got.masks, masks), (got.masks != masks).sum()
+
+
+def test_mask_objectness_false_takes_the_raw_coefficients():
+    """mask_objectness=False (TAPPAS' libyolov5seg_post.so's masks): the same detections, masks from
+    the coefficients as the head gives them, not times the objectness; the default multiplies."""
+    rng = np.random.default_rng(22)
+    c = _case(rng, nc=3, dtype="uint8", device=(True, False, False))
+    kw = dict(proto=PROTO, image_size=(64, 64), semantics="ultralytics", score_threshold=0.25, iou_threshold=0.45)
+    raw_cfg = hd.DecoderConfig(c["outputs"], c["heads"], mask_objectness=False, **kw)
+    got = hd.Decoder(raw_cfg)(c["raw"])
+    boxes, scores, classes, masks = _yolov5_predict(c, 0.25, 0.45, mask_objectness=False)
+    np.testing.assert_array_equal(got.class_ids, classes)
+    np.testing.assert_allclose(got.boxes, boxes, rtol=0, atol=1e-4)
+    assert np.array_equal(got.masks, masks), (got.masks != masks).sum()
+    default = hd.Decoder(hd.DecoderConfig(c["outputs"], c["heads"], **kw))(c["raw"])
+    assert not np.array_equal(default.masks, got.masks)  # the objectness does change them here
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32"])
+@pytest.mark.parametrize("seed, scale_anchors", [(0, 0.08), (1, 0.3), (2, 1.0), (3, 2.5)])
+def test_ultralytics_preset_masks_are_yolov5s_own_process_mask(dtype, seed, scale_anchors):
+    """Random YOLOv5-seg heads, from boxes of a pixel or two (small anchors) to boxes across every
+    edge of the input (large ones): the masks are YOLOv5 v7.0's process_mask pixel for pixel --
+    the coefficients times the objectness, sigmoid, crop at the prototype grid, upsampled, > 0.5,
+    pixels just outside the box included."""
+    rng = np.random.default_rng(300 + seed)
+    c = _case(rng, nc=3, dtype="uint8" if dtype == "float32" else dtype, obj_rate=0.3, scale_anchors=scale_anchors)
+    raw, outputs = c["raw"], c["outputs"]
+    if dtype == "float32":  # the same values, dequantized, as float32 heads
+        raw = {**{n: deq(t, *c["quant"][n]) for n, t in c["tensors"].items()}, PROTO: deq(c["proto"], *c["proto_quant"])}
+        outputs = [hd.OutputInfo(o.name, o.shape, "float32") for o in outputs]
+    cfg = hd.DecoderConfig(outputs, c["heads"], proto=PROTO, image_size=(64, 64), semantics="ultralytics",
+                           score_threshold=0.25, iou_threshold=0.45)
+    got = hd.Decoder(cfg)(raw)
+    boxes, scores, classes, masks = _yolov5_predict(c, 0.25, 0.45)
+    assert len(scores) >= 3
+    np.testing.assert_array_equal(got.class_ids, classes)
+    np.testing.assert_allclose(got.boxes, boxes, rtol=0, atol=1e-4)
+    assert got.masks is not None and got.masks.shape == masks.shape and masks.any()
+    assert np.array_equal(got.masks, masks), (got.masks != masks).sum()
+    side = np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    if seed == 0:
+        assert side.min() < 4  # tiny boxes (a prototype cell or less)
+    if seed == 3:
+        assert (boxes[:, :2] < 0).any() and (boxes[:, 2:] > 64).any()  # boxes across the edges
+    # YOLOv5 crops at the prototype grid only: some mask pixels lie outside their box (measured).
+    yy, xx = np.mgrid[:64, :64]
+    outside = [(m & ~((xx >= b[0]) & (xx < b[2]) & (yy >= b[1]) & (yy < b[3]))).sum() for m, b in zip(masks, boxes)]
+    assert seed == 0 or sum(outside) > 0
 
 
 # -- configuration ---------------------------------------------------------------------------------

@@ -27,8 +27,14 @@ using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 
 MaskGrid grid_of(const py::tuple& g) {
-    if (g.size() != 4) throw py::value_error("grid must be (proto_height, proto_width, image_height, image_width)");
+    if (g.size() != 4 && g.size() != 5)
+        throw py::value_error("grid must be (proto_height, proto_width, image_height, image_width[, rule])");
     MaskGrid m{g[0].cast<int>(), g[1].cast<int>(), g[2].cast<int>(), g[3].cast<int>()};
+    if (g.size() == 5) {  // MaskRule: 0 Ultralytics' process_mask, 1 YOLOv5's
+        const int rule = g[4].cast<int>();
+        if (rule != 0 && rule != 1) throw py::value_error("grid's mask rule must be 0 or 1, got " + std::to_string(rule));
+        m.rule = MaskRule(rule);
+    }
     if (m.proto_height <= 0 || m.proto_width <= 0 || m.image_height <= 0 || m.image_width <= 0)
         throw py::value_error("grid sizes must be positive");
     return m;

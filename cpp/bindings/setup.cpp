@@ -107,6 +107,7 @@ void bind_setup(py::module_& m) {
         .def_readonly("proto", &setup::Options::proto)
         .def_readonly("proto_stride", &setup::Options::proto_stride)
         .def_readonly("drop_empty_masks", &setup::Options::drop_empty_masks)
+        .def_readonly("mask_objectness", &setup::Options::mask_objectness)
         .def_readonly("hailort_version", &setup::Options::hailort_version);
 
     py::class_<setup::NmsJson>(m, "NmsJson", "What read_nms_json found: heads, settings (a dict of option names).")

@@ -6,6 +6,7 @@
 // nothing, and only the box's pixels are computed.
 #include "hailo_decode/masks.hpp"
 
+#include "kernels/mask_blend_tail.hpp"
 #include "kernels/mask_kernels.hpp"
 
 #include <algorithm>
@@ -373,12 +374,92 @@ private:
     int next_row_;
 };
 
+// MaskRule::yolov5 at the input size (masks.hpp): the sampling is sampling_to_input's.
+bool yolov5_input(const MaskGrid& g, const MaskSampling& s) {
+    if (g.rule != MaskRule::yolov5) return false;
+    const MaskSampling in = sampling_to_input(g);
+    return s.up == 1 && s.sx == in.sx && s.sy == in.sy && s.ox == in.ox && s.oy == in.oy && s.height == in.height &&
+           s.width == in.width && s.top == 0 && s.left == 0 && s.src_h == 0 && s.src_w == 0;
+}
+
+// The first target index x in [0, len] whose tap's i0 (by_i0) or i1 is >= q (taps grow with x).
+int first_reaching(float scale, float offset, int n, int len, bool by_i0, int q) {
+    int lo = 0, hi = len;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        const Tap t = tap(scale, offset, mid, n);
+        if ((by_i0 ? t.i0 : t.i1) >= q) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+// YOLOv5's process_mask before the upsampling: the window's probabilities (sigmoid in float32),
+// zero outside the box's prototype-grid crop, into scratch.probs; and the target pixels
+// [y0, y1) x [x0, x1) whose taps read a kept cell (every other pixel samples zeros). False: none.
+bool yolov5_probs(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
+                  const float box[4], MaskScratch& scratch, int& y0, int& y1, int& x0, int& x1) {
+    if (win.rows <= 0 || win.cols <= 0) return false;
+    // downsampled_bboxes *= mw / iw: the float32 box times the ratio rounded to float32.
+    const float rx = float(double(g.proto_width) / double(g.image_width));
+    const float ry = float(double(g.proto_height) / double(g.image_height));
+    int q0, q1, p0, p1;  // kept cells: columns [q0, q1), rows [p0, p1)
+    crop_range(box[0] * rx, box[2] * rx, g.proto_width, q0, q1);
+    crop_range(box[1] * ry, box[3] * ry, g.proto_height, p0, p1);
+    if (q0 >= q1 || p0 >= p1) return false;
+    scratch.probs.resize(size_t(win.rows) * size_t(win.cols));
+    float* out = scratch.probs.data();
+    for (int r = 0; r < win.rows; ++r) {
+        const int row = win.row0 + r;
+        const bool row_kept = row >= p0 && row < p1;
+        for (int c = 0; c < win.cols; ++c) {
+            const int col = win.col0 + c;
+            const size_t at = size_t(r) * size_t(win.cols) + size_t(c);
+            out[at] = row_kept && col >= q0 && col < q1 ? 1.0f / (1.0f + std::exp(-logits[at])) : 0.0f;
+        }
+    }
+    x0 = first_reaching(s.sx, s.ox, g.proto_width, s.width, false, q0);
+    x1 = first_reaching(s.sx, s.ox, g.proto_width, s.width, true, q1);
+    y0 = first_reaching(s.sy, s.oy, g.proto_height, s.height, false, p0);
+    y1 = first_reaching(s.sy, s.oy, g.proto_height, s.height, true, p1);
+    return x0 < x1 && y0 < y1;
+}
+
+// YOLOv5's rule over the target rectangle [r0, r0 + h) x [c0, c0 + w): the probabilities sampled
+// as the ultralytics rule samples the logits, > 0.5, no crop at the target.
+template <typename RowSink>
+bool yolov5_rows(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
+                 const float box[4], int r0, int c0, int h, int w, MaskScratch& scratch, RowSink sink) {
+    int y0, y1, x0, x1;
+    if (!yolov5_probs(logits, win, g, s, box, scratch, y0, y1, x0, x1)) return false;
+    y0 = std::max(y0, r0);
+    y1 = std::min(y1, r0 + h);
+    x0 = std::max(x0, c0);
+    x1 = std::min(x1, c0 + w);
+    if (y0 >= y1 || x0 >= x1) return false;
+    Axis ay, ax;
+    source_axes(g, s, ay, ax);
+    sample_rows(scratch.probs.data(), win, s, ay, ax, y0, y1, x0, x1, scratch,
+                [&](int y, const float* a, const float* b, float h0, float h1, int n) { return sink(y, x0, x1, a, b, h0, h1, n); });
+    return true;
+}
+
 }  // namespace
 
 size_t render_mask(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                    const float crop[4], int r0, int c0, int h, int w, uint8_t* out, size_t row_stride,
                    MaskScratch& scratch, bool out_zeroed) {
     if (h <= 0 || w <= 0) return 0;
+    if (yolov5_input(g, s)) {
+        Gaps v5(out, r0, c0, h, w, row_stride, out_zeroed);
+        size_t set = 0;
+        yolov5_rows(logits, win, g, s, crop, r0, c0, h, w, scratch,
+                    [&](int y, int x0, int x1, const float* a, const float* b, float h0, float h1, int n) {
+                        set += kernels::blend_row_tail(a, b, h0, h1, 0, size_t(n), v5.segment(y, x0, x1), 0.5f);
+                        return true;
+                    });
+        v5.finish();
+        return set;
+    }
     // Every byte is written: zeros outside the settable rectangle (unless already zero), the blend
     // inside it (each byte once; the prototype grid's case below zeroes everything first).
     Gaps gaps(out, r0, c0, h, w, row_stride, out_zeroed);
@@ -447,22 +528,36 @@ void render_proto_mask(const uint8_t* signs, const MaskWindow& win, const MaskGr
     }
 }
 
+namespace {
+// Whether any blended value a[j] * h0 + b[j] * h1 (the kernels' operations, in their order) is
+// above cut: 0 for logits, 0.5 for YOLOv5's probabilities.
+bool any_blend_above(const float* a, const float* b, float h0, float h1, int n, float cut) {
+    for (int j = 0; j < n; ++j) {
+        float t = a[j] * h0;
+        t = t + b[j] * h1;
+        if (t > cut) return true;
+    }
+    return false;
+}
+}  // namespace
+
 bool mask_has_pixels(const float* logits, const MaskWindow& win, const MaskGrid& g, const MaskSampling& s,
                      const float crop[4], MaskScratch& scratch) {
+    bool any = false;
+    if (yolov5_input(g, s)) {
+        yolov5_rows(logits, win, g, s, crop, 0, 0, s.height, s.width, scratch,
+                    [&any](int, int, int, const float* a, const float* b, float h0, float h1, int n) {
+                        any = any_blend_above(a, b, h0, h1, n, 0.5f);
+                        return !any;
+                    });
+        return any;
+    }
     int y0, y1, x0, x1;
     if (!settable(win, s, crop, 0, 0, s.height, s.width, y0, y1, x0, x1)) return false;
-    bool any = false;
     sample(logits, win, g, s, y0, y1, x0, x1, scratch,
                 [&any](int, const float* a, const float* b, float h0, float h1, int n) {
-                    for (int j = 0; j < n; ++j) {
-                        float t = a[j] * h0;
-                        t = t + b[j] * h1;
-                        if (t > 0.0f) {
-                            any = true;
-                            return false;
-                        }
-                    }
-                    return true;
+                    any = any_blend_above(a, b, h0, h1, n, 0.0f);
+                    return !any;
                 });
     return any;
 }

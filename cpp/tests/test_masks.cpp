@@ -259,18 +259,20 @@ static void test_window_u8i_coefficient_kinds() {
 
 // PyTorch's bilinear (align_corners=False) of a whole (gh, gw) map to (H, W), written per pixel
 // from the formula, then > 0 and Ultralytics' crop: the reference render_mask must equal.
+// PyTorch's bilinear source taps (align_corners=False) along one axis, for the references below.
+static void axis(float scale, int dst, int n, int& i0, int& i1, float& w0, float& w1) {
+    float src = scale * (float(dst) + 0.5f) - 0.5f;
+    if (src < 0) src = 0;
+    i0 = std::min(int(std::floor(src)), n - 1);
+    i1 = i0 < n - 1 ? i0 + 1 : i0;
+    w1 = std::min(std::max(src - float(i0), 0.0f), 1.0f);
+    w0 = 1.0f - w1;
+}
+
 static std::vector<uint8_t> whole_map_reference(const std::vector<float>& map, int gh, int gw, int H, int W,
                                                 const float box[4]) {
     std::vector<uint8_t> out(size_t(H) * W, 0);
     const float sy = float(gh) / float(H), sx = float(gw) / float(W);
-    auto axis = [](float scale, int dst, int n, int& i0, int& i1, float& w0, float& w1) {
-        float src = scale * (float(dst) + 0.5f) - 0.5f;
-        if (src < 0) src = 0;
-        i0 = std::min(int(std::floor(src)), n - 1);
-        i1 = i0 < n - 1 ? i0 + 1 : i0;
-        w1 = std::min(std::max(src - float(i0), 0.0f), 1.0f);
-        w0 = 1.0f - w1;
-    };
     for (int y = 0; y < H; ++y)
         for (int x = 0; x < W; ++x) {
             int y0, y1, x0, x1;
@@ -373,6 +375,87 @@ static void test_render_matches_whole_map() {
             CHECK(ok);
         }
     }
+}
+
+// MaskRule::yolov5 (YOLOv5 v7.0's process_mask) from the whole map, per pixel from the formula:
+// sigmoid of every cell, zero outside the box scaled to the grid, PyTorch's bilinear of the whole
+// probability map, > 0.5, no crop at the input. render_mask and mask_has_pixels from the box's
+// window (and from the whole map, and into a sub-rectangle) must equal it.
+static void test_yolov5_rule_matches_whole_map() {
+    uint32_t seed = 23;
+    MaskScratch scratch;
+    struct Case { int gh, gw, H, W; };
+    int outside_box = 0, tiny_set = 0;
+    for (const Case cs : {Case{16, 16, 64, 64}, Case{12, 20, 48, 80}, Case{7, 9, 21, 36}, Case{10, 10, 37, 43}}) {
+        MaskGrid g{cs.gh, cs.gw, cs.H, cs.W};
+        g.rule = MaskRule::yolov5;
+        std::vector<float> map(size_t(cs.gh) * cs.gw);
+        for (int r = 0; r < cs.gh; ++r)
+            for (int c = 0; c < cs.gw; ++c)
+                map[size_t(r) * cs.gw + c] = 3.0f - 0.12f * float((r - cs.gh / 2) * (r - cs.gh / 2) + (c - cs.gw / 3) * (c - cs.gw / 3)) +
+                                              (unit(seed) - 0.5f) * 4.0f;
+        std::vector<std::vector<float>> boxes = {
+            {0, 0, float(cs.W), float(cs.H)}, {-20, -5, 13.3f, 9.9f},
+            {float(cs.W) - 7.5f, float(cs.H) - 3.2f, float(cs.W) + 30, float(cs.H) + 9},
+            {10.2f, 11.7f, 11.1f, 12.05f}, {5, 5, 5, 9}, {float(cs.W) + 5, 0, float(cs.W) + 9, 4}, {4.0f, 8.0f, 20.0f, 16.0f},
+        };
+        for (int i = 0; i < 40; ++i) {
+            const float x1 = unit(seed) * cs.W * 1.2f - 0.1f * cs.W, y1 = unit(seed) * cs.H * 1.2f - 0.1f * cs.H;
+            const float span = i % 4 == 0 ? 3.0f : cs.W * 0.6f;  // every fourth a few pixels
+            boxes.push_back({x1, y1, x1 + unit(seed) * span, y1 + unit(seed) * span});
+        }
+        const float rx = float(double(cs.gw) / cs.W), ry = float(double(cs.gh) / cs.H);
+        const MaskSampling in = sampling_to_input(g);
+        const MaskWindow full{0, 0, cs.gh, cs.gw, 0};
+        const float sy = float(cs.gh) / float(cs.H), sx = float(cs.gw) / float(cs.W);
+        for (const auto& b : boxes) {
+            std::vector<float> prob(map.size());
+            for (int r = 0; r < cs.gh; ++r)
+                for (int c = 0; c < cs.gw; ++c) {
+                    const bool kept = float(c) >= b[0] * rx && float(c) < b[2] * rx && float(r) >= b[1] * ry && float(r) < b[3] * ry;
+                    prob[size_t(r) * cs.gw + c] = kept ? 1.0f / (1.0f + std::exp(-map[size_t(r) * cs.gw + c])) : 0.0f;
+                }
+            std::vector<uint8_t> ref(size_t(cs.H) * cs.W);
+            size_t ref_set = 0;
+            for (int y = 0; y < cs.H; ++y)
+                for (int x = 0; x < cs.W; ++x) {
+                    int y0, y1, x0, x1;
+                    float h0, h1, w0, w1;
+                    axis(sy, y, cs.gh, y0, y1, h0, h1);
+                    axis(sx, x, cs.gw, x0, x1, w0, w1);
+                    const float top = prob[size_t(y0) * cs.gw + x0] * w0 + prob[size_t(y0) * cs.gw + x1] * w1;
+                    const float bot = prob[size_t(y1) * cs.gw + x0] * w0 + prob[size_t(y1) * cs.gw + x1] * w1;
+                    const uint8_t v = top * h0 + bot * h1 > 0.5f;
+                    ref[size_t(y) * cs.W + x] = v;
+                    ref_set += v;
+                    const bool in_box = float(x) >= b[0] && float(x) < b[2] && float(y) >= b[1] && float(y) < b[3];
+                    outside_box += v && !in_box;
+                }
+            tiny_set += (b[2] - b[0] < 4.0f) && ref_set > 0;
+            std::vector<uint8_t> got(ref.size(), 7);
+            CHECK(render_mask(map.data(), full, g, in, b.data(), 0, 0, cs.H, cs.W, got.data(), size_t(cs.W), scratch) == ref_set);
+            CHECK(got == ref);
+            const MaskWindow w = mask_window(b.data(), g);
+            if (w.rows > 0) {
+                const std::vector<float> part = cut(map, cs.gw, w);
+                std::vector<uint8_t> zeroed(ref.size(), 0);
+                render_mask(part.data(), w, g, in, b.data(), 0, 0, cs.H, cs.W, zeroed.data(), size_t(cs.W), scratch, true);
+                CHECK(zeroed == ref);
+                CHECK(mask_has_pixels(part.data(), w, g, in, b.data(), scratch) == (ref_set > 0));
+                const int r0 = cs.H / 4, c0 = cs.W / 5, h = cs.H / 2, wd = cs.W / 2;
+                std::vector<uint8_t> sub(size_t(h) * (wd + 3), 9);
+                render_mask(part.data(), w, g, in, b.data(), r0, c0, h, wd, sub.data(), size_t(wd + 3), scratch);
+                bool ok = true;
+                for (int r = 0; r < h; ++r)
+                    for (int c = 0; c < wd; ++c) ok = ok && sub[size_t(r) * (wd + 3) + c] == ref[size_t(r0 + r) * cs.W + c0 + c];
+                CHECK(ok);
+            } else {
+                CHECK(ref_set == 0);
+            }
+        }
+    }
+    CHECK(outside_box > 0);  // the rule's pixels past the box are there (no crop at the input)
+    CHECK(tiny_set > 0);     // and boxes of a few pixels set some
 }
 
 // Worked by hand: a 2 x 2 map [[-1, 3], [1, -3]] to 8 x 8 (scale 0.25). Pixel x = 3: src =
@@ -604,6 +687,21 @@ static void test_decoder_masks() {
         CHECK(g_allocations.load() == before);
         const Decoder::FrameMasks again = dec.masks(0);
         CHECK(again.logit_count == first.size() && std::equal(first.begin(), first.end(), again.logits));
+        // Masks off (set_masks_enabled): the same detections, no windows nor logits; on again, the same masks.
+        std::vector<Detection> with(dets, dets + n);
+        dec.set_masks_enabled(false);
+        dec.decode(ptrs, sizes, 1);
+        auto [dets_off, n_off] = dec.frame(0);
+        CHECK(n_off == with.size() && std::memcmp(dets_off, with.data(), n_off * sizeof(Detection)) == 0);
+        const Decoder::FrameMasks off = dec.masks(0);
+        if (c.drop_empty_masks)  // (it needs the masks to keep a detection: computed all the same)
+            CHECK(off.count == n && off.logit_count == first.size());
+        else
+            CHECK(off.count == 0 && off.windows == nullptr && off.logit_count == 0);
+        dec.set_masks_enabled(true);
+        dec.decode(ptrs, sizes, 1);
+        const Decoder::FrameMasks on = dec.masks(0);
+        CHECK(on.count == n && on.logit_count == first.size() && std::equal(first.begin(), first.end(), on.logits));
     }
     // Bad configurations: a clear error naming the output.
     Config bad_c = cfg;
@@ -855,6 +953,7 @@ int main() {
     test_window_u8i_coefficient_kinds();
     test_hand_worked();
     test_render_matches_whole_map();
+    test_yolov5_rule_matches_whole_map();
     test_window_logits();
     test_decoder_masks();
     test_pack_byte_mask();

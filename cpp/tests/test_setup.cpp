@@ -135,7 +135,7 @@ static bool options_type_error(const std::string& text) {
 static void test_presets() {
     const auto& names = setup::preset_setting_names();
     CHECK(names.size() == 14 && names[0] == "class_activation" && names[13] == "end2end");
-    CHECK(setup::option_names().front() == "semantics" && setup::option_names().size() == 26);
+    CHECK(setup::option_names().front() == "semantics" && setup::option_names().size() == 27);
     const setup::Options h = options("{}");
     CHECK(h.semantics == "hailort" && h.class_activation == "none" && h.score_threshold == std::vector<double>{0.2});
     CHECK(h.score_test == ">=" && h.iou_threshold == 0.7 && h.iou_test == ">=" && h.multi_label && !h.agnostic);
@@ -233,6 +233,8 @@ static void test_options_errors() {
     CHECK(options_fail(R"({"proto": 3})", "proto must be the prototype output's name (or null), got 3"));
     CHECK(options_fail(R"({"proto_stride": 0})", "proto_stride must be a positive integer (at most 1048576), or null (not checked), got 0"));
     CHECK(options_fail(R"({"drop_empty_masks": 1})", "drop_empty_masks must be true or false, got 1"));
+    CHECK(options_fail(R"({"mask_objectness": 1})", "mask_objectness must be true or false, got 1"));
+    CHECK(options(R"({"mask_objectness": false})").mask_objectness == 0 && options("{}").mask_objectness == -1);
     CHECK(options_fail("[1]", "the options must be an object of named settings, got [1]"));
     // Unknown keys: the closest known one (an NMS JSON spelling answers with the option's name), or the list.
     CHECK(options_fail(R"({"score_thresh": 0.3})", R"(unknown key "score_thresh"; did you mean "score_threshold"?)"));

@@ -63,6 +63,10 @@ class DecoderConfig:
     output. proto_stride: the prototype grid must be image_size / proto_stride (None: not checked).
     drop_empty_masks: drop detections whose mask at the input size is empty (None: as the
     preset, True for "ultralytics", whose predictor does it, False for "hailort").
+    mask_objectness (YOLOv5/YOLOv7-seg anchor heads; a setting given by keyword): the mask
+    coefficients multiplied by the anchor's objectness before the masks, as HailoRT's yolov5_seg op
+    and YOLOv5's own NMS do (True, the default); False: the raw coefficients, as TAPPAS'
+    libyolov5seg_post.so does.
     task: "detect", "pose" or "obb"; None: what the heads say (a head with `kpt` is pose, with
     `angle` OBB). When heads are paired from the output shapes, it settles which third output per
     grid is which. keypoint_dims: 3 (x, y, visibility; the default) or 2 (x, y) per keypoint.

@@ -94,7 +94,9 @@ class Decoder:
         if config.proto is not None:
             ph, pw = config.output(config.proto).shape[:2]
             ih, iw = config.image_size
-            self._mask_grid: Optional[Tuple[int, int, int, int]] = (ph, pw, ih, iw)
+            # (the core's mask rule appended when it is not Ultralytics': YOLOv5-seg's own process_mask)
+            rule = self._core.mask_rule
+            self._mask_grid: Optional[Tuple[int, ...]] = (ph, pw, ih, iw) + ((rule,) if rule else ())
         else:
             self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use

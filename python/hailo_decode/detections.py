@@ -49,13 +49,13 @@ def _convert_boxes(boxes: np.ndarray, src: str, dst: str, image_size: Optional[T
 class MaskLogits:
     """A frame's mask logits as the decoder left them (arrays this object owns): per detection a
     window of the prototype grid, windows (n, 4) int32 [row0, col0, rows, cols], its logits
-    row-major at logits[offsets[i]:], and the grid (proto_h, proto_w, input_h, input_w); signs,
+    row-major at logits[offsets[i]:], and the grid (proto_h, proto_w, input_h, input_w[, rule]); signs,
     uint8 logits > 0 (what the prototype-grid masks copy; the decoder's, else computed here)."""
 
     __slots__ = ("windows", "offsets", "logits", "grid", "signs")
 
     def __init__(self, windows: np.ndarray, offsets: np.ndarray, logits: np.ndarray,
-                 grid: Tuple[int, int, int, int], signs: Optional[np.ndarray] = None) -> None:
+                 grid: Tuple[int, ...], signs: Optional[np.ndarray] = None) -> None:
         self.windows, self.offsets, self.logits, self.grid = windows, offsets, logits, grid
         self.signs = (np.asarray(logits) > 0).view(np.uint8) if signs is None else signs
 
@@ -89,7 +89,8 @@ class Detections:
 
     Segmentation: `masks` (n, H, W) bool at the network input size (at the original image size
     after to_original), as Ultralytics' process_mask(upsample=True) (process_mask_native, retina_masks=True, after
-    to_original); `masks_at_proto()` at the prototype grid. They are rendered on first use from
+    to_original; YOLOv5-seg under the ultralytics preset: YOLOv5 v7.0's own process_mask at the input
+    size, docs/segmentation.md); `masks_at_proto()` at the prototype grid. They are rendered on first use from
     the prototype logits this object owns (none of the caller's buffers is kept).
     """
 
@@ -170,7 +171,8 @@ class Detections:
     @property
     def masks(self) -> Optional[np.ndarray]:
         """(n, H, W) bool: at the network input size (Ultralytics' process_mask(..., upsample=True):
-        logits upsampled bilinearly, > 0, cropped to the box), or at the original image size after
+        logits upsampled bilinearly, > 0, cropped to the box; YOLOv5-seg under the ultralytics preset:
+        YOLOv5's own, the cropped probabilities upsampled, > 0.5), or at the original image size after
         to_original. None for a model without masks. Rendered once, then kept."""
         if self._masks is None and self._mask_logits is not None:
             if self._mask_view is None:

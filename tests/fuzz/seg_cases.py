@@ -277,7 +277,8 @@ def render_specs(draw) -> Dict[str, Any]:
                 windows=[[draw(ints) for _ in range(4)] for _ in range(n)],
                 offsets=[draw(st.sampled_from([0, 1, 50, -1, 2**62])) for _ in range(n)],
                 crops=[[draw(st.sampled_from([0.0, 3.5, -1e30, 1e30, float("nan"), 7.0])) for _ in range(4)] for _ in range(n)],
-                grid=draw(st.sampled_from([(4, 4, 16, 16), (10, 10, 40, 40), (0, 4, 16, 16), (4, 4, -1, 16)])),
+                grid=draw(st.sampled_from([(4, 4, 16, 16), (10, 10, 40, 40), (0, 4, 16, 16), (4, 4, -1, 16),
+                                         (10, 10, 40, 40, 1), (4, 4, 16, 16, 7)])),  # + MaskRule (YOLOv5's, a bad one)
                 sampling=draw(st.sampled_from(["input", "proto", "native", "native_up", "odd", "huge", "source_out",
                                                "up_0", "short"])),
                 native_hw=draw(st.sampled_from([(1, 1), (3, 5), (13, 16), (64, 48), (0, 4)])),
@@ -316,7 +317,7 @@ def _render_proto_too(spec: Dict[str, Any], logits: np.ndarray, windows: np.ndar
         logits = np.resize(logits if logits.size else np.float32([0.5]), int((w[:, 2] * w[:, 3]).sum()))
         signs = (logits > 0).astype(np.uint8)
     buf = None
-    if spec["out"] is not None and len(grid) == 4 and min(grid) > 0:
+    if spec["out"] is not None and len(grid) in (4, 5) and min(grid[:4]) > 0:
         shape = (n, grid[0], grid[1])
         buf = _out_buffer(spec["out"], shape, np.bool_)
     try:

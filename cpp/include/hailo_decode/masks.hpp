@@ -7,7 +7,8 @@
 // logit map sampled bilinearly (PyTorch's F.interpolate, align_corners=False: source coordinate
 // scale * (x + 0.5) - 0.5, negatives clamped to 0, the last cell repeated at the far edge; the
 // interpolation (v00 w0 + v01 w1) h0 + (v10 w0 + v11 w1) h1 in float32), binarized with > 0,
-// then cropped to the box (pixel column x kept when x >= x1 and x < x2, rows alike).
+// then cropped to the box (pixel column x kept when x >= x1 and x < x2, rows alike); YOLOv5-seg's
+// masks under the ultralytics preset follow YOLOv5's own rule instead (MaskRule::yolov5).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@ struct MaskScratch {
     std::vector<float> floats;
     std::vector<int32_t> ints;
     std::vector<float> stage;  // the upsampled grid's cells a two-step sampling reads
+    std::vector<float> probs;  // MaskRule::yolov5: the window's cropped probabilities
 };
 
 // Prototype rows [row0, row0 + rows) and columns [col0, col0 + cols), logits stored row-major
@@ -34,9 +36,24 @@ struct MaskWindow {
     uint64_t offset = 0;
 };
 
+// How a mask at the input size is made from the logits.
+enum class MaskRule : int {
+    // Ultralytics 8.4's process_mask (every -seg family but YOLOv5's): logits upsampled, > 0,
+    // cropped at the input size (the file's header).
+    ultralytics = 0,
+    // YOLOv5 v7.0's own process_mask(upsample=True) (YOLOv5/YOLOv7-seg anchor heads under the
+    // ultralytics preset): sigmoid of the logits (float32, 1 / (1 + exp(-x))), cropped at the
+    // prototype grid (cell c kept when c >= x1 * pw / iw and c < x2 * pw / iw, the box scaled in
+    // float32; rows alike), those probabilities upsampled to the input (the same bilinear
+    // sampling), > 0.5, no crop at the input size (pixels may lie just outside the box). Applies
+    // to the input-size sampling only; the others sample as the ultralytics rule does.
+    yolov5 = 1,
+};
+
 struct MaskGrid {
     int proto_height = 0, proto_width = 0;  // the prototype tensor's grid (input / 4 for YOLOv8)
     int image_height = 0, image_width = 0;  // the network input
+    MaskRule rule = MaskRule::ultralytics;
 };
 
 // Target pixel (y, x) samples a source grid at (sy * (y + 0.5) + oy, sx * (x + 0.5) + ox), the
@@ -90,6 +107,10 @@ size_t render_mask(const float* logits, const MaskWindow& window, const MaskGrid
 // each a copy of its cell's byte. The same bytes as render_mask with sampling_to_proto.
 void render_proto_mask(const uint8_t* signs, const MaskWindow& window, const MaskGrid& g, const float crop_xyxy[4],
                        uint8_t* out, size_t row_stride);
+
+// With g.rule == MaskRule::yolov5 and s == sampling_to_input(g), render_mask and mask_has_pixels
+// follow YOLOv5's rule instead: crop_xyxy is the box in input pixels, cropped at the prototype
+// grid; every pixel of the rectangle the upsampling of that crop can reach is computed.
 
 // Whether any pixel of the crop would be set (stops at the first), without writing a mask.
 bool mask_has_pixels(const float* logits, const MaskWindow& window, const MaskGrid& g, const MaskSampling& s,

@@ -132,6 +132,7 @@ struct Config {
     int keypoint_dims = 3;        // pose: 3 (x, y, visibility) or 2 (x, y)
     int proto_output = -1;        // segmentation: the prototype tensor (index into outputs), -1: none
     bool drop_empty_masks = false;  // segmentation: drop detections whose input-size mask is empty (Ultralytics)
+    bool mask_objectness = true;    // anchor (YOLOv5) seg heads: mask coefficients times the anchor's objectness
     KeypointDecode keypoint_decode = KeypointDecode::YOLOV8;  // pose
     AngleDecode angle_decode = AngleDecode::SIGMOID;          // OBB
     SsdCoding ssd;                // SSD heads

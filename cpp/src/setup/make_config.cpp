@@ -99,6 +99,7 @@ Config config_for_layout(const std::vector<TensorSpec>& outputs, const Layout& l
         c.proto_output = index_of(outputs, layout.proto, "proto");
         // (YOLOv5's segment predict keeps detections with empty masks; Ultralytics' YOLOv8 drops them)
         c.drop_empty_masks = layout.kind == HeadKind::DFL ? drop_empty_masks(options) : options.drop_empty_masks == 1;
+        c.mask_objectness = options.mask_objectness != 0;
     }
     return c;
 }

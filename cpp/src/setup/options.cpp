@@ -19,7 +19,7 @@ const std::string kMaxIntText = "1048576";
 
 const std::vector<std::string> kModelOptions = {"task", "bins", "keypoint_dims", "keypoint_decode", "angle_decode",
                                                 "image_size", "classes", "proto", "proto_stride", "drop_empty_masks",
-                                                "hailort_version"};
+                                                "mask_objectness", "hailort_version"};
 const std::string kVersionForm = "a HailoRT version \"X.Y\" or \"X.Y.Z\" (e.g. \"4.23\", \"5.2\", \"5.0.1\")";
 
 json::Value cap_value(int64_t cap) { return cap < 0 ? json::Value() : json::Value::integer(cap); }
@@ -194,6 +194,8 @@ public:
                                                                       "), or null (not checked)"));
         } else if (key == "drop_empty_masks") {
             if (!v.is_null()) o.drop_empty_masks = boolean(key, v) ? 1 : 0;
+        } else if (key == "mask_objectness") {
+            if (!v.is_null()) o.mask_objectness = boolean(key, v) ? 1 : 0;
         } else if (key == "hailort_version") {
             if (v.is_null()) return;  // not given: 4.23's ops
             if (!v.is_string()) fail(key, kVersionForm, v, true);

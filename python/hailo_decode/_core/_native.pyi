@@ -87,12 +87,14 @@ class Config:
     keypoint_dims: int
     proto_output: int
     drop_empty_masks: bool
+    mask_objectness: bool
     keypoint_decode: KeypointDecode
     angle_decode: AngleDecode
     def __init__(self) -> None: ...
 
 class Decoder:
     threads: int
+    mask_rule: int
     def __init__(self, config: Config, threads: int = 1) -> None: ...
     def time_decode(self, arrays: Sequence[np.ndarray], n_frames: int, iterations: int) -> List[float]: ...
     # (boxes, scores, class_ids); then (keypoints or None, rboxes or None) for pose/OBB heads, or
@@ -128,7 +130,8 @@ def select_simd(name: str) -> None: ...
 def time_read_pass(arrays: Sequence[np.ndarray], iterations: int) -> List[float]: ...
 def time_span_pass(spans: Sequence[Tuple[np.ndarray, int, int, int, int]], iterations: int) -> List[float]: ...
 
-Grid = Tuple[int, int, int, int]
+# (proto_h, proto_w, input_h, input_w[, rule]): hailo_decode/masks.hpp's MaskGrid (rule 1: YOLOv5's process_mask)
+Grid = Tuple[int, ...]
 # (sx, ox, sy, oy, height, width, up, top, left, src_h, src_w): hailo_decode/masks.hpp's MaskSampling
 Sampling = Tuple[float, float, float, float, int, int, int, int, int, int, int]
 BYTE_MASK_RECORD_BYTES: int
@@ -231,6 +234,7 @@ class Options:
     proto: str
     proto_stride: int
     drop_empty_masks: int
+    mask_objectness: int
     hailort_version: str
 
 class NmsJson:
