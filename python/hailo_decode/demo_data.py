@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, Dict, List
 import numpy as np
 
 from ._install import install_hint
-from .config import DecoderConfig, Head, OutputInfo
+from .config import AnchorHead, DecoderConfig, Head, OutputInfo
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # (importlib.resources.abc from Python 3.11 on)
 
 __all__ = ["DEMO_HEADS", "SEG_DEMO_HEADS", "TASK_DEMOS", "demo_config", "demo_frames", "load_demo_frames",
            "load_demo_images", "load_seg_demo_frames", "load_task_demo", "seg_demo_config", "seg_demo_frames",
-           "task_demo_config", "task_demo_frames"]
+           "task_demo_config", "task_demo_frames", "load_yolov5_seg_demo", "yolov5_seg_demo_config",
+           "yolov5_seg_demo_frames"]
 
 # (stride, box key, class key) of the bundled 2-class YOLOv8; outputs are named "fall/<key>".
 DEMO_HEADS = ((8, "box_8", "cls_8"), (16, "box_16", "cls_16"), (32, "box_32", "cls_32"))
@@ -117,6 +118,36 @@ def seg_demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     """The bundled -seg batch keyed by output name."""
     keys = [k for _, b, c, m in SEG_DEMO_HEADS for k in (b, c, m)] + ["proto"]
     return {f"seg/{k}": data[k] for k in keys}
+
+
+# -- YOLOv5-seg demo (data/yolov5seg_uint8.npz, made by scripts/make_yolov5_seg_sample.py) ----------
+YOLOV5_SEG_KEYS = ("conv48", "conv55", "conv61")  # strides 8, 16, 32; "conv63" is the prototype
+
+
+def load_yolov5_seg_demo() -> Dict[str, np.ndarray]:
+    """The bundled YOLOv5-seg frame: the uint8 outputs of a COCO-trained YOLOv5s-seg on a photograph,
+    laid out as a Model Zoo YOLOv5-seg HEF hands them out (one 3 x (5 + 80 + 32)-channel tensor per
+    stride, the prototype), with the anchors and YOLOv5's own results on the float heads
+    (tests/fixtures/README.md)."""
+    return _load_npz(_data_file("yolov5seg_uint8.npz"))
+
+
+def yolov5_seg_demo_config(data: Dict[str, np.ndarray], **settings: Any) -> DecoderConfig:
+    """The configuration of the bundled YOLOv5-seg outputs ("<prefix>/<key>"): anchor heads and the
+    prototype; keywords override DecoderConfig settings."""
+    prefix = str(data["output_prefix"])
+    outputs = [_uint8_output(data, prefix, key) for key in YOLOV5_SEG_KEYS + ("conv63",)]
+    heads = [AnchorHead(f"{prefix}/{key}", [(int(w), int(h)) for w, h in data["anchors"][i]], int(data["strides"][i]))
+             for i, key in enumerate(YOLOV5_SEG_KEYS)]
+    settings.setdefault("score_threshold", 0.25)
+    ih, iw = (int(v) for v in data["input_hw"])
+    return DecoderConfig(outputs, heads, image_size=(ih, iw), proto=f"{prefix}/conv63", **settings)
+
+
+def yolov5_seg_demo_frames(data: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """The bundled YOLOv5-seg batch keyed by output name."""
+    prefix = str(data["output_prefix"])
+    return {f"{prefix}/{k}": data[k] for k in YOLOV5_SEG_KEYS + ("conv63",)}
 
 
 # Pose and OBB demo files (data/<task>_uint8.npz, made by scripts/make_task_fixtures.py): the

@@ -17,7 +17,8 @@ from ..config import DecoderConfig
 from ..decoder import Decoder
 from ..detections import Detections
 from ..demo_data import (TASK_DEMOS, demo_config, demo_frames, load_demo_frames, load_demo_images, load_seg_demo_frames,
-                         load_task_demo, seg_demo_config, seg_demo_frames, task_demo_config, task_demo_frames)
+                         load_task_demo, load_yolov5_seg_demo, seg_demo_config, seg_demo_frames, task_demo_config,
+                         task_demo_frames, yolov5_seg_demo_config, yolov5_seg_demo_frames)
 from ..interop import draw
 from .._install import install_hint
 from .errors import UserError, need_positive, refuse_unused, writable_dir
@@ -29,7 +30,9 @@ Decode raw outputs recorded from real models (they come with the package: no dev
 needed), print each frame's detections in the original image's pixels, then time the decoder.
 
   --task detect  a YOLOv8 fall detector (2 classes) on five photographs (default)
-  --task seg     instance masks of a yolo11n-seg trained on synthetic shapes
+  --task seg     instance masks of both -seg families: a yolo11n-seg trained on synthetic shapes
+                 (YOLOv8/11-seg heads), then a COCO-trained YOLOv5s-seg on a photograph (anchor
+                 heads, as a Model Zoo YOLOv5-seg HEF hands them out)
   --task pose    17 COCO keypoints per person of yolo11n-pose
   --task obb     rotated boxes of a yolo11n-obb trained on synthetic shapes"""
 
@@ -125,6 +128,52 @@ def run_seg_demo(args: argparse.Namespace) -> int:
     t_input = _median_us(lambda: cast(Detections, decoder(frame)).masks, args.seconds / 3)
     print(f"\ntime per frame (frame 0, one core, medians): decode + mask logits {t_decode:.0f} us; with masks at the "
           f"prototype grid {t_proto:.0f} us; with masks at the input size {t_input:.0f} us")
+    return run_yolov5_seg_demo(args)
+
+
+def run_yolov5_seg_demo(args: argparse.Namespace) -> int:
+    """The second -seg family: YOLOv5-seg's anchor heads (data/yolov5seg_uint8.npz)."""
+    data = load_yolov5_seg_demo()
+    cfg = _from_options(lambda: yolov5_seg_demo_config(data, semantics=args.semantics, score_threshold=args.threshold,
+                                                        iou_threshold=round(float(data["ref25_iou"]), 6)), args)
+    decoder = Decoder(cfg)
+    batch = yolov5_seg_demo_frames(data)
+    frame = {k: v[0] for k, v in batch.items()}
+    names = [str(n) for n in data["class_names"]]
+    oh, ow = (int(v) for v in data["orig_hw"][0])
+    heads = ", ".join(f"{o.name} {o.shape}" for o in cfg.outputs if o.name != cfg.proto)
+    print(f"\nhailo-decode demo --task seg, YOLOv5-seg: {data['model']}, on a photograph")
+    print(f"four uint8 outputs as a Model Zoo YOLOv5-seg HEF hands them out: {heads} "
+          f"(3 anchors x (5 + {cfg.num_classes} + 32)); prototypes {cfg.proto} {cfg.output(cfg.proto).shape}")  # type: ignore[arg-type]
+    print(f"settings: {cfg.semantics} preset, score {cfg.score_test} {cfg.score_threshold}, "
+          f"IoU {cfg.iou_test} {cfg.iou_threshold}\n")
+    dets = cast(Detections, decoder(frame))
+    masks = dets.masks
+    assert masks is not None
+    print(f"frame 0: {data['image_names'][0]} ({ow}x{oh}): {len(dets)} detection(s), masks {masks.shape} at the "
+          f"input size")
+    compare = args.threshold == float(data["ref25_conf"])  # YOLOv5's own masks are stored at that conf
+    ref = np.unpackbits(data["ref25_masks"], axis=-1)[..., :masks.shape[2]].astype(bool)
+    orig = dets.to_original((oh, ow))
+    width = max(len(names[c]) for c in dets.class_ids) if len(dets) else 8
+    for i, (box, score, cls) in enumerate(zip(orig.boxes, orig.scores, orig.class_ids)):
+        x1, y1, x2, y2 = (float(v) for v in box)
+        line = (f"    {names[cls]:<{width}} {score:.3f}  x1={x1:6.1f} y1={y1:6.1f} x2={x2:6.1f} y2={y2:6.1f} (original "
+                f"pixels)  mask {int(masks[i].sum()):5d} px")
+        if compare and len(ref):
+            j = _nearest_box(data["ref25_xyxy"], dets.boxes_as("xyxy_pixels")[i])
+            line += f", IoU {_iou(masks[i], ref[j]):.3f} with YOLOv5's own mask of that object (float heads)"
+        print(line)
+    t_decode = _median_us(lambda: cast(Detections, decoder(frame)).masks, args.seconds / 2)
+    line = f"\ntime per frame (one core, medians): decode with masks at the input size {t_decode:.0f} us"
+    if cfg.semantics == "hailort":  # HailoRT's own output of a YOLOv5-seg HEF: the yolov5_seg op's frame
+        nms = decoder.decode_to_hailo_nms(frame, format="byte_mask")
+        count = int(np.frombuffer(nms[:2].tobytes(), "<u2")[0])
+        t_frame = _median_us(lambda: decoder.decode_to_hailo_nms(frame, format="byte_mask"), args.seconds / 2)
+        print(f"HailoRT's HAILO_NMS_WITH_BYTE_MASK frame of it (decode_to_hailo_nms(format='byte_mask'), the yolov5_seg "
+              f"op's bytes): {nms.size} bytes, {count} record(s)")
+        line += f"; the byte-mask frame {t_frame:.0f} us"
+    print(line)
     return 0
 
 
