@@ -26,7 +26,7 @@ DATA = ROOT / "python" / "hailo_decode" / "data"
 FIXTURES = ROOT / "tests" / "fixtures"
 EXAMPLES = ROOT / "examples" / "tappas"
 STRIDES = (8, 16, 32)
-EXPORTS = {"init", "free_resources", "filter", "filter_letterbox", "hailo_decode_tappas_abi"}
+EXPORTS = {"init", "free_resources", "filter", "filter_letterbox", "yolov5seg", "hailo_decode_tappas_abi"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -903,7 +903,8 @@ def test_task_examples_load_and_decode(built, tmp_path, example, data, extra, pr
 
 def test_every_example_config_is_exercised():
     exercised = {"detect.json", "segment.json", "pose.json", "obb.json", "yolov5_anchors.json", "yolov5s_nms_config.json",
-                 "nms_op.json", "yolox.json", "end2end.json", "float32_outputs.json"}
+                 "nms_op.json", "yolox.json", "end2end.json", "float32_outputs.json",
+                 "yolov5seg.json"}  # test_tappas_yolov5seg.py
     assert {p.name for p in EXAMPLES.glob("*.json")} == exercised
 
 

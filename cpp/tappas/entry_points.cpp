@@ -35,6 +35,11 @@ HAILO_DECODE_TAPPAS_EXPORT void filter_letterbox(HailoROIPtr roi, void* params) 
     if (roi && params) static_cast<FilterState*>(params)->filter(*roi, true);
 }
 
+// libyolov5seg_post.so's entry point (TAPPAS' instance segmentation pipelines name it): filter.
+HAILO_DECODE_TAPPAS_EXPORT void yolov5seg(HailoROIPtr roi, void* params) {
+    if (roi && params) static_cast<FilterState*>(params)->filter(*roi, false);
+}
+
 // The ABI line this build is for: "5.x: hailo_tensor_metadata_t" or "3.x: hailo_vstream_info_t".
 HAILO_DECODE_TAPPAS_EXPORT const char* hailo_decode_tappas_abi(void) { return hailo_decode::tappas::abi_line(); }
 

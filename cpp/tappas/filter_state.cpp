@@ -50,10 +50,11 @@ std::string describe(const std::vector<HailoTensorPtr>& tensors) {
 FilterState::FilterState(const std::string& config_path, const std::string& function_name) noexcept {
     try {
         prefix_ = "hailo_decode (" + function_name + ")";
-        if (function_name != "filter" && function_name != "filter_letterbox")
+        if (function_name != "filter" && function_name != "filter_letterbox" && function_name != "yolov5seg")
             report_once("function-name " + function_name +
-                        " is not one of this plugin's functions (filter, filter_letterbox): hailofilter will not find it");
-        config_ = read_plugin_config(config_path);
+                        " is not one of this plugin's functions (filter, filter_letterbox, yolov5seg): hailofilter will "
+                        "not find it");
+        config_ = read_plugin_config(config_path, function_name);
         config_ok_ = true;
         if (!config_.notice.empty()) report_once(config_.notice);
     } catch (const std::exception& e) {
@@ -156,6 +157,7 @@ void FilterState::build(const std::vector<HailoTensorPtr>& tensors) {
             options = resolve_options(config_, &nms_json->settings);
             heads = nms_json->heads;
         } else if (config_.heads) {
+            if (config_.yolov5seg) setup::check_yolov5seg_outputs(*config_.yolov5seg, shapes, config_.path);
             heads = setup::read_heads(*config_.heads, "", &shapes);  // the names, now that the outputs are known
         }
         auto decoder = std::make_unique<Decoder>(setup::make_config(specs, options, heads ? &*heads : nullptr));
@@ -220,7 +222,8 @@ void FilterState::add_decoded() {
             float xyxy[4];
             pixel_box(d, s, input_, xyxy);
             clip_pixel_box(xyxy, picture_.picture, input_);
-            attach_mask(*detection, xyxy, masks.windows[i], masks.logits + masks.windows[i].offset, grid, class_id);
+            attach_mask(*detection, xyxy, box, masks.windows[i], masks.logits + masks.windows[i].offset, grid, class_id,
+                        config_.yolov5seg ? MaskCrop::Tappas : MaskCrop::Ultralytics);
         }
         added_.push_back(std::move(detection));
     }

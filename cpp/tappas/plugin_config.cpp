@@ -12,8 +12,9 @@ namespace hailo_decode::tappas {
 
 namespace {
 
-const std::vector<std::string> kPluginKeys = {"labels", "output_format_type", "nms_json", "keypoint_threshold", "heads",
-                                              "obb_user_meta"};
+const std::vector<std::string> kPluginKeys = {"labels",        "output_format_type", "nms_json",     "keypoint_threshold",
+                                              "heads",         "obb_user_meta",      "outputs_size", "outputs_name",
+                                              "anchors",       "input_shape",        "strides"};
 // libyolo_hailortpp_post.so's names, read and checked by the core as the settings they name.
 const std::vector<setup::OptionAlias> kAliases = {{"detection_threshold", "score_threshold"},
                                                   {"max_boxes", "max_total"}};
@@ -122,11 +123,32 @@ bool document_gives(const json::Value& document, const std::string& setting) {
     return false;
 }
 
+// libyolov5seg_post.so's keys (or its entry point's name): its heads and settings, from the core.
+void read_yolov5seg(PluginConfig& c, const std::string& function_name) {
+    if (function_name != "yolov5seg" && !setup::is_yolov5seg_json(c.document)) return;
+    if (c.heads || c.nms_json) {
+        const std::string key = c.heads ? "heads" : "nms_json";
+        if (!setup::is_yolov5seg_json(c.document))  // only the entry point's name asks for TAPPAS' reading
+            throw ConfigError(c.path + ": function-name yolov5seg reads libyolov5seg_post.so's keys (outputs_name, "
+                              "anchors, strides, ...) or its defaults, and " + key +
+                              " names the heads: use function-name filter with " + key);
+        throw ConfigError(c.path + ": " + key +
+                          " and libyolov5seg_post.so's keys (outputs_name, anchors, strides, ...) both name the heads: "
+                          "give one of them");
+    }
+    try {
+        c.yolov5seg = setup::read_yolov5seg_json(c.document, c.path);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+    c.heads = c.yolov5seg->heads;
+}
+
 }  // namespace
 
 const std::vector<std::string>& plugin_keys() { return kPluginKeys; }
 
-PluginConfig read_plugin_config(const std::string& config_path) {
+PluginConfig read_plugin_config(const std::string& config_path, const std::string& function_name) {
     PluginConfig c;
     c.labels = coco_labels();
     c.document = json::Value::object({});
@@ -136,7 +158,11 @@ PluginConfig read_plugin_config(const std::string& config_path) {
         if (!config_path.empty() && config_path != "NULL")
             c.notice = "config-path " + config_path + " is not a file: using the defaults (COCO's labels, the "
                        "hailort preset)";
-        c.options = read_options_of(c.document, "");
+        read_yolov5seg(c, function_name);
+        if (c.yolov5seg && !c.notice.empty())
+            c.notice = "config-path " + config_path + " is not a file: using libyolov5seg_post.so's defaults "
+                       "(yolov5n-seg at 640, COCO's labels)";
+        c.options = resolve_options(c, c.yolov5seg ? &c.yolov5seg->settings : nullptr);
         return c;
     }
     c.path = config_path;
@@ -164,7 +190,8 @@ PluginConfig read_plugin_config(const std::string& config_path) {
         throw ConfigError(c.path + ": heads and nms_json both name the heads: give one of them");
     // Every other key is a DecoderConfig setting or model option: checked now, so that a bad file is
     // reported when the pipeline starts, not at its first frame.
-    c.options = resolve_options(c, nullptr);
+    read_yolov5seg(c, function_name);
+    c.options = resolve_options(c, c.yolov5seg ? &c.yolov5seg->settings : nullptr);
     return c;
 }
 

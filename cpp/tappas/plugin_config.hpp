@@ -38,6 +38,9 @@ struct PluginConfig {
     std::string nms_json_where;          // its file, or "<config>: nms_json", for messages
     std::optional<json::Value> heads;    // "heads": the heads named (read by setup::read_heads)
     bool obb_user_meta = false;          // OBB: also the exact rotated box as a HailoUserMeta (opt-in)
+    // TAPPAS' libyolov5seg_post.so config (its keys, or function-name yolov5seg): its heads, read by
+    // the core (setup::read_yolov5seg_json); masks then cropped as that post-process crops them.
+    std::optional<setup::Yolov5SegJson> yolov5seg;
     setup::Options options;              // the file's settings and model options, checked
 };
 
@@ -48,7 +51,9 @@ const std::vector<std::string>& plugin_keys();
 // "hailort" preset), as libyolo_hailortpp_post.so does. Throws ConfigError (one line naming the file
 // and the key) for a file that cannot be read, is not JSON, or has an unknown key, a wrong type or
 // a value out of range.
-PluginConfig read_plugin_config(const std::string& config_path);
+// function_name "yolov5seg" (libyolov5seg_post.so's entry point) reads the file as that
+// post-process's config even without its keys, or without a file (its defaults).
+PluginConfig read_plugin_config(const std::string& config_path, const std::string& function_name = "filter");
 
 // The options a Decoder is built with: nms_settings (an NMS JSON's, or nullptr) under the config
 // file's own settings, which win (detection_threshold and max_boxes are read by the core as

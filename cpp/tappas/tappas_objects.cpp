@@ -83,15 +83,31 @@ void attach_rotated_box(HailoDetection& detection, const NormBox& box, const flo
     if (user_meta) detection.add_object(std::make_shared<HailoUserMeta>(class_id, rotated_box_text(r, input), r[4]));
 }
 
-void attach_mask(HailoDetection& detection, const float box[4], const MaskWindow& win, const float* logits,
-                 const MaskGrid& g, int class_id) {
+namespace {
+
+// TAPPAS' decode_masks: int(CLAMP(v x n, 0, n)), truncation of a float in [0, n].
+int tappas_cell(float v, int n) {
+    const float x = v * float(n);
+    return int(x < 0.0f ? 0.0f : (x > float(n) ? float(n) : x));
+}
+
+}  // namespace
+
+void attach_mask(HailoDetection& detection, const float box[4], const NormBox& norm, const MaskWindow& win,
+                 const float* logits, const MaskGrid& g, int class_id, MaskCrop crop) {
     if (win.rows <= 0 || win.cols <= 0) return;
-    // The box on the prototype grid, in float32 as Ultralytics scales it (Python: masks_at_proto).
-    const float sx = float(double(g.proto_width) / double(g.image_width));
-    const float sy = float(double(g.proto_height) / double(g.image_height));
     int x0, x1, y0, y1;
-    crop_range(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);  // Ultralytics' crop, as the core's renderers
-    crop_range(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
+    if (crop == MaskCrop::Tappas) {
+        const float w = norm.xmax - norm.xmin, h = norm.ymax - norm.ymin;  // HailoBBox keeps xmin, ymin, w, h
+        x0 = tappas_cell(norm.xmin, g.proto_width), x1 = tappas_cell(norm.xmin + w, g.proto_width);
+        y0 = tappas_cell(norm.ymin, g.proto_height), y1 = tappas_cell(norm.ymin + h, g.proto_height);
+    } else {
+        // The box on the prototype grid, in float32 as Ultralytics scales it (Python: masks_at_proto).
+        const float sx = float(double(g.proto_width) / double(g.image_width));
+        const float sy = float(double(g.proto_height) / double(g.image_height));
+        crop_range(box[0] * sx, box[2] * sx, g.proto_width, x0, x1);  // Ultralytics' crop, as the core's renderers
+        crop_range(box[1] * sy, box[3] * sy, g.proto_height, y0, y1);
+    }
     if (x0 >= x1 || y0 >= y1) return;
     const int width = x1 - x0;
     std::vector<float> values(size_t(width) * size_t(y1 - y0));

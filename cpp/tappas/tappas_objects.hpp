@@ -6,8 +6,9 @@
 //   pose           + HailoLandmarks("centerpose", K points normalised to the detection's box, each
 //                    with its visibility as confidence; COCO's skeleton pairs when K == 17)
 //   segmentation   + HailoConfClassMask: sigmoid of the mask logits at the prototype grid, the cells
-//                    the box covers (Ultralytics' crop: cells c with x1 <= c < x2 on the grid),
-//                    row-major, transparency 0.3, class_id as the detection's
+//                    the box covers (Ultralytics' crop: cells c with x1 <= c < x2 on the grid;
+//                    TAPPAS' yolov5seg crop for its config, MaskCrop), row-major, transparency 0.3,
+//                    class_id as the detection's
 //   OBB            HailoDetection on the axis-aligned box enclosing the rotated box
 //                  + HailoLandmarks("obb", its 4 corners normalised to the detection's box,
 //                    pairs (0,1) (1,2) (2,3) (3,0): hailooverlay draws the rotated outline)
@@ -83,10 +84,17 @@ void attach_rotated_box(HailoDetection& detection, const NormBox& box, const flo
 // The user string attach_rotated_box writes.
 std::string rotated_box_text(const float rbox[5], InputSize input);
 
-// Segmentation: the detection's mask window and its logits (Decoder::masks), cropped to box_xyxy
-// (input pixels). Attaches nothing when the crop covers no cell.
-void attach_mask(HailoDetection& detection, const float box_xyxy[4], const MaskWindow& window, const float* logits,
-                 const MaskGrid& grid, int class_id);
+// How a mask is cropped to its box on the prototype grid:
+//   Ultralytics: cells c with x1 <= c < x2 (box_xyxy scaled to the grid), as Ultralytics crops;
+//   Tappas: TAPPAS' yolov5seg decode_masks: cells [int(clamp(xmin x P, 0, P)), int(clamp(xmax x P,
+//           0, P))) of the normalised box (xmax as HailoBBox::xmax(): xmin + width).
+enum class MaskCrop : uint8_t { Ultralytics, Tappas };
+
+// Segmentation: the detection's mask window and its logits (Decoder::masks), cropped to its box
+// (box_xyxy in input pixels, norm the same box normalised to the input; both clipped). Attaches
+// nothing when the crop covers no cell.
+void attach_mask(HailoDetection& detection, const float box_xyxy[4], const NormBox& norm, const MaskWindow& window,
+                 const float* logits, const MaskGrid& grid, int class_id, MaskCrop crop = MaskCrop::Ultralytics);
 
 // COCO's 17-keypoint skeleton as TAPPAS' yolov8pose post-process draws it.
 const std::vector<std::pair<int, int>>& coco_skeleton();

@@ -53,7 +53,9 @@ EXAMPLES = ROOT / "examples" / "tappas"
 FRAMES = 3
 IMAGE = 64
 TIMEOUT = 60  # seconds a host run may take: a case is milliseconds, more is a hang
-PLUGIN_KEYS = ("labels", "output_format_type", "nms_json", "keypoint_threshold", "heads", "obb_user_meta")
+# libyolov5seg_post.so's keys (setup::read_yolov5seg_json) are the plugin's too.
+YOLOV5SEG_KEYS = ("outputs_size", "outputs_name", "anchors", "input_shape", "strides")
+PLUGIN_KEYS = ("labels", "output_format_type", "nms_json", "keypoint_threshold", "heads", "obb_user_meta") + YOLOV5SEG_KEYS
 ALIASES = [("detection_threshold", "score_threshold"), ("max_boxes", "max_total")]  # plugin_config.cpp's
 FORMATS = ("HAILO_FORMAT_TYPE_AUTO", "HAILO_FORMAT_TYPE_UINT8", "HAILO_FORMAT_TYPE_UINT16", "HAILO_FORMAT_TYPE_FLOAT32")
 SETTINGS = fuzz_settings(60, suppress_health_check=list(HealthCheck))
@@ -81,11 +83,14 @@ MODELS: Dict[str, List[Tuple[str, tuple]]] = {
     "yolox": [(f"yolox/conv{n + k}", (IMAGE // s, IMAGE // s, c)) for n, s in ((54, 8), (68, 16), (81, 32))
               for k, c in ((0, 80), (1, 4), (2, 1))],
     "nms": [("m/yolov8_nms_postprocess", ("nms", 80, 100))],
+    # yolov5n-seg as TAPPAS' libyolov5seg_post.so config names it (examples/tappas/yolov5seg.json)
+    "yolov5seg": [("yolov5n_seg/conv63", (IMAGE // 4, IMAGE // 4, 32))] +
+                 [(f"yolov5n_seg/conv{n}", (IMAGE // s, IMAGE // s, 3 * (5 + 80 + 32))) for n, s in ((48, 8), (55, 16), (61, 32))],
 }
 # The example each model goes with (the config property's base).
 BASES = {"detect.json": "det", "end2end.json": "det", "float32_outputs.json": "det", "pose.json": "pose",
          "obb.json": "obb", "segment.json": "seg", "yolov5_anchors.json": "yolov5", "yolox.json": "yolox",
-         "nms_op.json": "nms"}
+         "nms_op.json": "nms", "yolov5seg.json": "yolov5seg"}
 NMS_FILE = "yolov5s_nms_config.json"
 
 
@@ -94,6 +99,8 @@ def _base_doc(example: str) -> Dict[str, Any]:
     doc = json.loads((EXAMPLES / example).read_text())
     if isinstance(doc.get("nms_json"), dict):
         doc["nms_json"]["image_dims"] = [IMAGE, IMAGE]
+    if "outputs_size" in doc:  # libyolov5seg_post.so's: grids and input at 64
+        doc["outputs_size"], doc["input_shape"] = [IMAGE // s for s in doc["strides"]], [IMAGE, IMAGE]
     return doc
 
 
@@ -111,7 +118,11 @@ _ODD = [None, True, False, 0, 1, -1, 2, 0.5, 1.5, -0.5, 1e30, 10**30, -(2**70), 
         [{"box": f"m/box_{s}", "cls": f"m/cls_{s}", "stride": s} for s in (8, 16, 32)],
         [{"box": "m/box_8", "cls": "m/cls_8"}], [{"box": "m/box_8"}], [{"bxo": "m/box_8", "cls": "m/cls_8"}],
         [{"box": "m/box_8", "cls": "m/cls_8"}, {"reg": "a", "obj": "b", "cls": "c"}],
-        [{"output": "yolov5s/conv55", "anchors": [[10, 13]]}], [{"box": 8, "cls": "x"}], [{}]]
+        [{"output": "yolov5s/conv55", "anchors": [[10, 13]]}], [{"box": 8, "cls": "x"}], [{}],
+        # libyolov5seg_post.so's keys: a branch short, odd anchors, names that are not outputs, 16.0
+        [8, 16], [2, 4, 8], [8, 4, 2], [[10, 13, 16, 30]] * 3, [[10, 13, 16]] * 3, [[10, 13], [16, 30, 33, 23], [1, 2]],
+        ["a", "b", "c", "d"], ["yolov5n_seg/conv63", "yolov5n_seg/conv48", "yolov5n_seg/conv55"], [16.0, 32, 8],
+        [0, 4, 8], [64, 64, 3], [65537, 1]]
 # Numbers (and such) JSON does not have, or has at the edge of a double, written into the text.
 _RAW = ["NaN", "-NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1e-400", "-0", "0x10", ".5", "1.", "01", "+1",
         "9223372036854775808", "18446744073709551616", "1" * 400, "nan", "inf", "True", "None", "'x'",
@@ -213,6 +224,28 @@ def _json_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _yolov5seg_ok(doc: Dict[str, Any]) -> bool:
+    """libyolov5seg_post.so's keys as docs/gstreamer.md states their rules (absent: its defaults)."""
+    def whole(v: Any) -> bool:
+        return _json_number(v) and math.isfinite(v) and float(v).is_integer() and 1 <= v <= 65536
+
+    def wholes(v: Any) -> bool:
+        return isinstance(v, list) and bool(v) and all(whole(x) for x in v)
+
+    strides = doc.get("strides", [32, 16, 8])
+    sizes = doc.get("outputs_size", [20, 40, 80])
+    shape = doc.get("input_shape", [640, 640])
+    names = doc.get("outputs_name", ["p", "a", "b", "c"])
+    anchors = doc.get("anchors", [[1, 1]] * 3)
+    if not (wholes(strides) and wholes(sizes) and len(sizes) == len(strides) and wholes(shape) and len(shape) == 2):
+        return False
+    if not (isinstance(names, list) and len(names) == len(strides) + 1 and all(isinstance(n, str) and n for n in names)):
+        return False
+    if not (isinstance(anchors, list) and len(anchors) == len(strides) and all(wholes(a) for a in anchors)):
+        return False
+    return all(len(a) % 2 == 0 and len(a) == len(anchors[0]) for a in anchors)
+
+
 def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
     """True: the plugin must take the file; False: it must refuse it; None: the harness does not
     know (bytes that are not UTF-8, duplicate keys). The core's own parser and option reader, and
@@ -266,6 +299,8 @@ def _expected_config(data: bytes, folder: Path) -> Optional[bool]:
     if any(alias in doc and setting in doc for alias, setting in ALIASES):
         return False
     if "heads" in doc and "nms_json" in doc:
+        return False
+    if any(k in doc for k in YOLOV5SEG_KEYS) and ("heads" in doc or "nms_json" in doc or not _yolov5seg_ok(doc)):
         return False
     try:
         _core.read_options({k: v for k, v in doc.items() if k not in PLUGIN_KEYS}, "", ALIASES)

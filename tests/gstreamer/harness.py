@@ -29,7 +29,7 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
 BUILD = ROOT / "build" / "gstreamer-tests"
 # What .ci/run installs (Debian): the tests need each of these.
 DEBIAN_PACKAGES = ("libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools gstreamer1.0-plugins-base "
-                   "gstreamer1.0-plugins-good libopencv-dev libxtensor-dev pybind11-dev python3-dev python-gi-dev "
+                   "gstreamer1.0-plugins-good libopencv-dev libxtensor-dev rapidjson-dev pybind11-dev python3-dev python-gi-dev "
                    "python3-gi python3-gst-1.0 python3-numpy pkgconf")
 
 

@@ -104,8 +104,10 @@ def write_frames(folder: Path, outs: Sequence[Out]) -> Path:
 
 
 def host_command(built: Built, desc: Optional[Path], config: Any = None, function: str = "filter",
-                 scaling: Optional[Sequence[float]] = None, extra: Sequence[str] = ()) -> List[str]:
-    cmd = [str(built.host), "--plugin", str(built.plugin), "--config", str(config or "NULL"), "--function", function]
+                 scaling: Optional[Sequence[float]] = None, extra: Sequence[str] = (),
+                 plugin: Optional[Path] = None) -> List[str]:
+    cmd = [str(built.host), "--plugin", str(plugin or built.plugin), "--config", str(config or "NULL"),
+           "--function", function]
     cmd += ["--frames", str(desc)] if desc is not None else ["--synthetic"]
     if scaling is not None:
         cmd += ["--scaling", *[repr(float(v)) for v in scaling]]
@@ -114,19 +116,20 @@ def host_command(built: Built, desc: Optional[Path], config: Any = None, functio
 
 def run_host(built: Built, desc: Optional[Path], config: Any = None, function: str = "filter",
              scaling: Optional[Sequence[float]] = None, extra: Sequence[str] = (),
-             tmp: Optional[Path] = None) -> Tuple[List[dict], str]:
-    """Runs the frames through the plugin; returns (frames' objects, stderr). `config`: None
-    ("NULL"), a dict (written to a file), or a path."""
+             tmp: Optional[Path] = None, plugin: Optional[Path] = None) -> Tuple[List[dict], str]:
+    """Runs the frames through the plugin (or another post-process .so, `plugin`, e.g. TAPPAS'
+    own); returns (frames' objects, stderr). `config`: None ("NULL"), a dict (written to a file),
+    or a path."""
     if isinstance(config, dict):
         assert tmp is not None
         path = tmp / f"config_{abs(hash(json.dumps(config, sort_keys=True)))}.json"
         path.write_text(json.dumps(config))
         config = path
-    cmd = host_command(built, desc, config, function, scaling, extra)
+    cmd = host_command(built, desc, config, function, scaling, extra, plugin)
     r = subprocess.run(cmd, capture_output=True, text=True, env=host_env(), timeout=300)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
     if "--quiet" in extra or "--bench" in extra:
         return [], r.stderr
     doc = json.loads(r.stdout)
-    assert doc["abi"] == ABI[built.line]
+    assert doc["abi"] == (ABI[built.line] if plugin is None else "")
     return doc["frames"], r.stderr

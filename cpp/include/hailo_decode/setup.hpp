@@ -63,7 +63,7 @@ const json::Value& preset(const std::string& name);
 const std::vector<std::string>& choices(const std::string& key);
 // Every key read_options accepts: "semantics", the preset settings, then the model options
 // (task, bins, keypoint_dims, keypoint_decode, angle_decode, image_size, classes, proto,
-// proto_stride, drop_empty_masks, hailort_version).
+// proto_stride, drop_empty_masks, mask_objectness, hailort_version).
 const std::vector<std::string>& option_names();
 // The known name closest to `name` (edit distance), "" when none is close: for "did you mean".
 std::string closest_name(const std::string& name, const std::vector<std::string>& known);
@@ -103,6 +103,8 @@ struct Options {
     std::string proto;                     // "": found by shape; else the prototype output's name
     int proto_stride = 4;                  // 0: not checked (Python None)
     int drop_empty_masks = -1;             // -1: the preset's (ultralytics: 1, hailort: 0)
+    int mask_objectness = -1;              // YOLOv5-seg: coefficients times the objectness (-1: yes, as HailoRT's
+                                           // op and YOLOv5's NMS; 0: raw, as TAPPAS' libyolov5seg_post.so)
     // The HailoRT whose ops tie_break "hailort" reproduces: "X.Y" or "X.Y.Z", major 4 or 5. A
     // model option, not a preset setting: it names the runtime a model is deployed on, as
     // image_size names its input, and means nothing to tie_break "stable".
@@ -155,6 +157,25 @@ struct NmsJson {
     int64_t regression_length = -1;
 };
 NmsJson read_nms_json(const json::Value& doc, const std::vector<OutputShape>& outputs, const std::string& where = "");
+
+// The config file of TAPPAS' libyolov5seg_post.so (keys outputs_size, outputs_name, anchors,
+// input_shape, strides; iou_threshold and score_threshold are settings), read for the TAPPAS
+// plugin: its heads (for read_heads), its prototype, and the options that reproduce that
+// post-process (setup/yolov5seg_json.cpp says which), to be read under the file's own. A key the
+// file does not give takes the post-process's default (yolov5n-seg at 640).
+struct Yolov5SegJson {
+    json::Value heads;                              // [{"output", "anchors", "stride"}, ...]
+    std::string proto;                              // outputs_name[0]
+    std::vector<std::pair<std::string, int>> grids; // each head's output and its outputs_size
+    json::Value settings;                           // object of option names
+};
+const std::vector<std::string>& yolov5seg_json_keys();
+bool is_yolov5seg_json(const json::Value& doc);  // gives any of yolov5seg_json_keys()
+Yolov5SegJson read_yolov5seg_json(const json::Value& doc, const std::string& where = "");
+// Each name of outputs_name among the outputs, each head's grid its outputs_size (messages name
+// the key).
+void check_yolov5seg_outputs(const Yolov5SegJson& file, const std::vector<OutputShape>& outputs,
+                             const std::string& where = "");
 
 // The heads a config names: the TAPPAS plugin's "heads" key, and DecoderConfig(heads=[{...}, ...])
 // in Python (the same dicts). A list of objects, one a head, all of one family:

@@ -7,7 +7,7 @@
 //
 //   hailo_decode_tappas_host --plugin libhailo_decode_tappas.so [--config FILE] [--function NAME]
 //       (--frames DESCRIPTION | --synthetic) [--scaling X Y W H] [--threads N] [--repeat R]
-//       [--bench N] [--quiet] [--abi] [--dlclose]
+//       [--bench N [--against OTHER.so]] [--quiet] [--abi] [--dlclose]
 //
 // DESCRIPTION is a text file: "outputs N", then per output one line
 //   name height width features meta_type zp scale is_nms nms_classes nms_max_per_class bytes_per_frame data_file
@@ -21,7 +21,9 @@
 // the frames' objects read and released.
 // --bench N: per frame, filter() N times against the core's Decoder::decode alone on the same
 // tensors (Decoder::decode and nothing else, through the plugin's own code linked here), medians in
-// microseconds on stderr and as JSON on stdout.
+// microseconds on stderr and as JSON on stdout. --against OTHER.so: OTHER's function-name too (init
+// with the same config-path), on the same ROIs: another post-process side by side (TAPPAS' own
+// libyolov5seg_post.so, benchmarks/tappas_yolov5seg.py).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -415,14 +418,27 @@ double median(std::vector<double> v) {
 
 // filter() through the loaded plugin against Decoder::decode alone (the same decoder code, linked
 // here), per frame, on the same tensors.
+// With `against` (another post-process .so, e.g. TAPPAS' own), its `function` too, on the same
+// ROIs, the three taking turns going first.
 void bench(const Plugin& plugin, const std::string& config, const std::string& function, const Frames& f, int n,
-           const float* scaling) {
+           const float* scaling, const Plugin* against = nullptr) {
     using clock = std::chrono::steady_clock;
     void* params = plugin.init(config, function);
     auto fn = reinterpret_cast<FilterFn>(dlsym(plugin.handle, function.c_str()));
     hailo_decode::tappas::FilterState reference(config, function);
     if (!fn || !params) throw std::runtime_error("bench: cannot load " + function);
-    std::vector<double> filter_us, decode_us;
+    void* other_params = against ? against->init(config, function) : nullptr;
+    auto other_fn = against ? reinterpret_cast<FilterFn>(dlsym(against->handle, function.c_str())) : nullptr;
+    if (against && (!other_fn || !other_params)) throw std::runtime_error("bench: --against lacks " + function);
+    std::vector<double> filter_us, decode_us, against_us, filter_cpu_us, against_cpu_us;
+    size_t against_objects = 0;
+    // The process's CPU time: a post-process that spreads a frame over threads (TAPPAS' yolov5seg
+    // runs its branches on std::async) is charged for all of them.
+    auto cpu_us = [] {
+        timespec t{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        return double(t.tv_sec) * 1e6 + double(t.tv_nsec) / 1e3;
+    };
     size_t objects = 0;
     for (int round = 0; round < n; ++round) {
         for (size_t i = 0; i < f.count; ++i) {
@@ -438,9 +454,11 @@ void bench(const Plugin& plugin, const std::string& config, const std::string& f
             // Whichever runs second finds the frame's tensors warm in the caches: the two take
             // turns going first.
             auto time_filter = [&] {
+                const double c0 = against ? cpu_us() : 0.0;
                 const auto t0 = clock::now();
                 fn(roi, params);
                 const auto t1 = clock::now();
+                if (against) filter_cpu_us.push_back(cpu_us() - c0);
                 filter_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
                 objects += roi->get_objects().size();
                 roi->remove_objects_typed(HAILO_DETECTION);  // the objects die outside the timing, as downstream
@@ -451,23 +469,52 @@ void bench(const Plugin& plugin, const std::string& config, const std::string& f
                 const auto t1 = clock::now();
                 decode_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
             };
-            if (round % 2 == 0) {
+            auto time_against = [&] {
+                if (!against) return;
+                const double c0 = cpu_us();
+                const auto t0 = clock::now();
+                other_fn(roi, other_params);
+                const auto t1 = clock::now();
+                against_cpu_us.push_back(cpu_us() - c0);
+                against_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+                against_objects += roi->get_objects().size();
+                roi->remove_objects_typed(HAILO_DETECTION);
+            };
+            if (round % 3 == 0) {
                 time_filter();
                 time_decode();
+                time_against();
+            } else if (round % 3 == 1) {
+                time_against();
+                time_decode();
+                time_filter();
             } else {
                 time_decode();
+                time_against();
                 time_filter();
             }
             roi->clear_tensors();
         }
     }
     plugin.free_resources(params);
+    if (against) against->free_resources(other_params);
     const double filter_median = median(filter_us), decode_median = median(decode_us);
     std::fprintf(stderr,
                  "bench: %zu frames x %d: filter() %.2f us per frame (median), Decoder::decode alone %.2f us; "
                  "plugin's own %.2f us (%+.1f %%), %.1f detections per frame\n",
                  f.count, n, filter_median, decode_median, filter_median - decode_median,
                  100.0 * (filter_median - decode_median) / decode_median, double(objects) / double(n * f.count));
+    if (against) {
+        const double against_median = median(against_us);
+        std::fprintf(stderr, "bench: --against %s() %.2f us per frame (median), %.1f detections per frame: %.1fx the plugin's\n",
+                     function.c_str(), against_median, double(against_objects) / double(n * f.count),
+                     against_median / filter_median);
+        std::printf("{\"filter_us\":%.3f,\"decode_us\":%.3f,\"detections_per_frame\":%.3f,\"against_us\":%.3f,"
+                    "\"against_detections_per_frame\":%.3f,\"filter_cpu_us\":%.3f,\"against_cpu_us\":%.3f}\n",
+                    filter_median, decode_median, double(objects) / double(n * f.count), against_median,
+                    double(against_objects) / double(n * f.count), median(filter_cpu_us), median(against_cpu_us));
+        return;
+    }
     std::printf("{\"filter_us\":%.3f,\"decode_us\":%.3f,\"detections_per_frame\":%.3f}\n", filter_median, decode_median,
                 double(objects) / double(n * f.count));
 }
@@ -482,6 +529,7 @@ void bench(const Plugin& plugin, const std::string& config, const std::string& f
 int main(int argc, char** argv) {
     std::string plugin_path, config = "NULL", function = "filter", frames_path;
     bool synthetic = false, quiet = false, abi_only = false, scaled = false, dlclose_first = false;
+    std::string against_path;
     int threads = 1, repeat = 1, bench_n = 0;
     float scaling[4] = {0, 0, 1, 1};
     for (int i = 1; i < argc; ++i) {
@@ -498,6 +546,7 @@ int main(int argc, char** argv) {
         else if (a == "--threads") threads = std::atoi(value("--threads").c_str());
         else if (a == "--repeat") repeat = std::atoi(value("--repeat").c_str());
         else if (a == "--bench") bench_n = std::atoi(value("--bench").c_str());
+        else if (a == "--against") against_path = value("--against");
         else if (a == "--quiet") quiet = true;
         else if (a == "--abi") abi_only = true;
         else if (a == "--dlclose") dlclose_first = true;
@@ -519,7 +568,12 @@ int main(int argc, char** argv) {
         const float* scale = scaled ? scaling : nullptr;
         const std::string abi = plugin.abi ? plugin.abi() : "";  // asked before any dlclose
         if (bench_n > 0) {
-            bench(plugin, config, function, f, bench_n, scale);
+            if (against_path.empty()) {
+                bench(plugin, config, function, f, bench_n, scale);
+            } else {
+                const Plugin against = load(against_path);
+                bench(plugin, config, function, f, bench_n, scale, &against);
+            }
             return 0;
         }
         std::vector<std::string> results(size_t(std::max(1, threads)));
