@@ -135,7 +135,7 @@ def main() -> int:
             arrays, _ = dec._arrays(raw)
             rows = out.reshape(1, -1)
             c0 = time.thread_time()
-            _, times = dec._seg_op._core.hailort_seg_frames(arrays, 1, max_total, 0.5, rows, args.iterations)
+            _, times = dec._seg_ops[dec.config.hailort_version]._core.hailort_seg_frames(arrays, 1, max_total, 0.5, rows, args.iterations)
             ours_cpu = (time.thread_time() - c0) / args.iterations
             ours = float(np.median(times))
             run = subprocess.run([binary], input=reference_input(tensors, proto, max_total, size, args.iterations),

@@ -25,6 +25,14 @@ Sources (hailort/libhailort/src/net_flow/ops/ of v4.23.0):
   1875-1915), then rows ceil(y_min H) ..= min(ceil(y_max H), H) and columns alike (inclusive), byte
   (i - y0) * box_width + (j - x0) = resized[i * W + j] > mask_threshold. Reads past the resized
   buffer (row H) are garbage in the op; 0 here.
+
+HailoRT 5.x (`version`; v5.2.0's yolov5_seg_post_process.cpp with HAILORT_YOLOV5_SEG_PP_CROP_OPT
+and HAILORT_YOLOV5_SEG_NN_RESIZE unset, their default): the mask work, crop, count and fit rule
+are 4.23's; from 5.0.1 the candidates are 5.x's YOLOv5 op's (yolov5_post_process.hpp lines
+120-211: row, anchor, column order; objectness and each class first compared raw with
+quantize(logit(th)), should_sigmoid() being true for this op; hailort_ops_v5.py); from 5.2.0 each
+record is 46 bytes, its mask_offset = buffer_offset + 46 (copy_detection_to_result_buffer, lines
+343-390), the fit test with 46 in place of 38.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from hailort_ops_v5 import logit_v52, quantize_v52
 from reference_decoder import greedy_nms, hailort_sort_permutation
 
 F = np.float32
@@ -154,11 +163,13 @@ def yolov5_seg_op(tensors: Mapping[str, np.ndarray], quant: Mapping[str, Tuple[f
                   anchors: Mapping[str, Sequence[Tuple[int, int]]], proto: np.ndarray,
                   proto_quant: Tuple[float, float], *, num_classes: int, score_th: float, iou_th: float,
                   max_total: int, mask_threshold: float, image_hw: Tuple[int, int], buffer_size: int,
-                  buffer_address: int = 0) -> Tuple[np.ndarray, Dict[str, object]]:
+                  buffer_address: int = 0, version: Tuple[int, int, int] = (4, 23, 0)) -> Tuple[np.ndarray, Dict[str, object]]:
     """tensors: name -> logical (H, W, A * (5 + nc + 32)) raw values of the anchor heads; proto:
     (ph, pw, 32) raw. Returns (the frame's bytes, starting from zeros, as a uint8 array of
     buffer_size; facts: records, count). buffer_address: the buffer's address, for the records'
-    mask pointers."""
+    mask pointers. version: the HailoRT whose op this is (module docstring)."""
+    v5 = tuple(version) >= (5, 0, 1)
+    record = 46 if tuple(version) >= (5, 2, 0) else 38
     th = F(score_th)
     ih, iw = F(image_hw[0]), F(image_hw[1])
     H, W = image_hw
@@ -168,26 +179,33 @@ def yolov5_seg_op(tensors: Mapping[str, np.ndarray], quant: Mapping[str, Tuple[f
         zp, scale = quant[name]
         raw = tensors[name]
         gh, gw, _ = raw.shape
-        for row in range(gh):
-            for col in range(gw):
-                for a, (aw, ah) in enumerate(anchors[name]):
-                    v = raw[row, col, a * e:(a + 1) * e]
-                    obj = sigmoid(deq(v[4], zp, scale))
-                    if obj < th:
-                        continue
-                    tx, ty, tw, tht = (sigmoid(deq(v[k], zp, scale)) for k in range(4))
-                    w = F(F(powf(F(2.0) * tw, 2.0) * F(aw)) / iw)
-                    h = F(F(powf(F(2.0) * tht, 2.0) * F(ah)) / ih)
-                    xc = F(F(tx * F(2.0) - F(0.5) + F(col)) / F(gw))
-                    yc = F(F(ty * F(2.0) - F(0.5) + F(row)) / F(gh))
-                    x_min = F(xc - F(w / F(2.0)))
-                    y_min = F(yc - F(h / F(2.0)))
-                    box = np.array([y_min, x_min, F(y_min + h), F(x_min + w)], F)
-                    coefs = np.array([F(deq(v[5 + num_classes + k], zp, scale) * obj) for k in range(32)], F)
-                    for c in range(num_classes):
-                        score = F(sigmoid(deq(v[5 + c], zp, scale)) * obj)
-                        if score >= th:
-                            cands.append((box, score, c, coefs))
+        limit = quantize_v52(logit_v52(th), zp, scale, int(np.iinfo(raw.dtype).max)) if v5 else 0
+        na = len(anchors[name])
+        cells = ([(row, col, a) for row in range(gh) for a in range(na) for col in range(gw)] if v5 else
+                 [(row, col, a) for row in range(gh) for col in range(gw) for a in range(na)])
+        for row, col, a in cells:
+            aw, ah = anchors[name][a]
+            v = raw[row, col, a * e:(a + 1) * e]
+            if v5 and int(v[4]) < limit:
+                continue
+            obj = sigmoid(deq(v[4], zp, scale))
+            if obj < th:
+                continue
+            tx, ty, tw, tht = (sigmoid(deq(v[k], zp, scale)) for k in range(4))
+            w = F(F(powf(F(2.0) * tw, 2.0) * F(aw)) / iw)
+            h = F(F(powf(F(2.0) * tht, 2.0) * F(ah)) / ih)
+            xc = F(F(tx * F(2.0) - F(0.5) + F(col)) / F(gw))
+            yc = F(F(ty * F(2.0) - F(0.5) + F(row)) / F(gh))
+            x_min = F(xc - F(w / F(2.0)))
+            y_min = F(yc - F(h / F(2.0)))
+            box = np.array([y_min, x_min, F(y_min + h), F(x_min + w)], F)
+            coefs = np.array([F(deq(v[5 + num_classes + k], zp, scale) * obj) for k in range(32)], F)
+            for c in range(num_classes):
+                if v5 and int(v[5 + c]) < limit:
+                    continue
+                score = F(sigmoid(deq(v[5 + c], zp, scale)) * obj)
+                if score >= th:
+                    cands.append((box, score, c, coefs))
     # remove_overlapping_boxes
     if cands:
         order = hailort_sort_permutation(np.array([c[1] for c in cands], F))
@@ -215,12 +233,13 @@ def yolov5_seg_op(tensors: Mapping[str, np.ndarray], quant: Mapping[str, Tuple[f
         bw = _ceil_u32(F(F(x_max - x_min) * iw))
         bh = _ceil_u32(F(F(y_max - y_min) * ih))
         mask_size = bw * bh
-        if not offset + 38 + mask_size < buffer_size:
+        if not offset + record + mask_size < buffer_size:
             break
-        buf[offset:offset + 38] = np.frombuffer(
-            struct.pack("<5fHQQ", *(float(v) for v in box), float(score), c, mask_size,
-                        buffer_address + offset + 38), np.uint8)
-        offset += 38
+        fields = [*(float(v) for v in box), float(score), c, mask_size, buffer_address + offset + record]
+        if record == 46:
+            fields.append(offset + record)  # mask_offset: from the buffer's start
+        buf[offset:offset + record] = np.frombuffer(struct.pack("<5fHQQ" + "Q" * (record == 46), *fields), np.uint8)
+        offset += record
         # mult_mask_vector_and_proto_matrix
         s = np.zeros(n_cells, F)
         for k in range(32):

@@ -1,7 +1,7 @@
 """YOLOv5/YOLOv7-seg heads (AnchorHead + DecoderConfig(proto=...)).
 
 hailort preset: decode_to_hailo_nms(format="byte_mask") against a NumPy transliteration of HailoRT
-4.23's yolov5_seg op (hailort_seg_op.py, written from the op's source), whole frames byte for byte:
+4.23's and 5.x's yolov5_seg op (hailort_seg_op.py, written from the ops' source), whole frames byte for byte:
 uint8 and uint16, raw device (NHCW, padded) and host buffers, boxes across the image's edges, the
 count at max_bboxes_total and when masks overflow the mask budget, the mask pointers.
 ultralytics preset: YOLOv5's segment predict (its NMS, then process_mask at the input size) against
@@ -66,20 +66,26 @@ def _case(rng, *, nc=3, dtype="uint8", image=64, obj_rate=0.15, device=(False, F
                 proto_quant=(pzp, pscale), nc=nc, image=image)
 
 
-def _frames(c, *, th=0.3, iou=0.5, max_total=100, mask_threshold=0.5, budget=None, **settings):
+def _frames(c, *, th=0.3, iou=0.5, max_total=100, mask_threshold=0.5, budget=None, version=None, **settings):
+    """The frame decode_to_hailo_nms writes and the op's (hailort_seg_op.py) on case c. version:
+    the call's hailort_version (None: the config's, 4.23 unless settings name another)."""
     image = c["image"]
     cfg = hd.DecoderConfig(c["outputs"], c["heads"], proto=PROTO, image_size=(image, image), score_threshold=th,
                            iou_threshold=iou, **settings)
     assert cfg.head_kind == "yolov5" and cfg.proto == PROTO and cfg.num_classes == c["nc"]
     dec = hd.Decoder(cfg)
-    size = hd.formats.byte_mask.byte_mask_frame_size(max_total, 2 * image * image if budget is None else budget)
+    op_version = version or cfg.hailort_version
+    size = hd.formats.byte_mask.byte_mask_frame_size(max_total, 2 * image * image if budget is None else budget,
+                                                     hailort_version=op_version)
     out = np.zeros(size, np.uint8)
     got = dec.decode_to_hailo_nms(c["raw"], out, format="byte_mask", max_bboxes_total=max_total,
-                                  mask_budget=budget, mask_threshold=mask_threshold)
+                                  mask_budget=budget, mask_threshold=mask_threshold, hailort_version=version)
     assert got is out
+    numbers = tuple(int(v) for v in (op_version.split(".") + ["0"])[:3])
     want, facts = yolov5_seg_op(c["tensors"], c["quant"], c["anchors"], c["proto"], c["proto_quant"], num_classes=c["nc"],
                                 score_th=th, iou_th=iou, max_total=max_total, mask_threshold=mask_threshold,
-                                image_hw=(image, image), buffer_size=size, buffer_address=out.ctypes.data)
+                                image_hw=(image, image), buffer_size=size, buffer_address=out.ctypes.data,
+                                version=numbers)
     return out, want, facts, dec
 
 
@@ -134,6 +140,11 @@ def test_count_at_max_bboxes_total_is_one_more_than_the_records():
     assert facts["kept"] > 4 and facts["records"] == 4 and facts["count"] == 5
     assert struct.unpack_from("<H", got)[0] == 5
     _assert_same(got, want)
+    # Read back: the four records, not a fifth of zeros (the op's count quirk), in either layout.
+    for version in ("4.23", "5.2"):
+        frame, _, _, _ = _frames(c, th=0.2, iou=0.8, max_total=4, version=version)
+        boxes, scores, _, _ = hd.formats.byte_mask.read_byte_mask(frame, (64, 64), hailort_version=version)
+        assert len(scores) == 4 and (scores > 0).all()
 
 
 def test_count_when_masks_overflow_the_budget():
@@ -429,12 +440,50 @@ def test_any_hailort_4_version_is_the_ops_frame(version):
     assert struct.unpack_from("<Q", got, 2 + 30)[0] == got.ctypes.data + 2 + 38  # the op's pointer, into `got`
 
 
-@pytest.mark.parametrize("version", ["5.2", "5.0.1"])
-def test_hailort_5_yolov5_seg_frame_is_refused_not_guessed(version):
-    """HailoRT 5.x's yolov5_seg op is not reproduced: asking for its frame is an error naming the
-    version and what to do, never a frame of another op in its name."""
+@pytest.mark.parametrize("dtype", ["uint8", "uint16"])
+@pytest.mark.parametrize("version", ["5.2", "5.2.0", "5.1", "5.0.1"])
+def test_hailort_5_yolov5_seg_frame_is_that_ops_byte_for_byte(version, dtype):
+    """HailoRT 5.x's yolov5_seg op (v5.2.0's source, its opt-in crop and nearest-resize variants
+    off): 5.x's YOLOv5 candidates (row, anchor, column; quantized pre-filters), 4.23's masks, and
+    from 5.2.0 46-byte records whose mask_offset is the mask's offset in the frame. Asked by the
+    call's hailort_version of a 4.23 config, and by the config's own."""
+    rng = np.random.default_rng(11)
+    c = _case(rng, nc=2, dtype=dtype, device=(True, False, True), obj_rate=0.3)
+    got, want, facts, _ = _frames(c, th=0.3, iou=0.45, max_total=60, budget=500_000, version=version)
+    assert facts["records"] >= 5, facts
+    _assert_same(got, want)
+    own, want_own, _, _ = _frames(c, th=0.3, iou=0.45, max_total=60, budget=500_000, hailort_version=version)
+    _assert_same(own, want_own)
+    record = 46 if version.startswith("5.2") else 38
+    assert struct.unpack_from("<Q", got, 2 + 30)[0] == got.ctypes.data + 2 + record  # the pointer, into `got`
+    if record == 46:
+        assert struct.unpack_from("<Q", got, 2 + 38)[0] == 2 + 46  # mask_offset, from the frame's start
+    read = hd.formats.byte_mask.read_byte_mask(got, (64, 64), hailort_version=version)
+    assert len(read[0]) == facts["records"]
+
+
+def test_hailort_5_and_4_frames_differ_where_the_ops_do():
+    """Scores tie often on uint8 heads (equal quantized values); 5.x's op lists its candidates in
+    another order than 4.23's, so std::sort leaves the tied ones in another order: the frames of
+    the two versions differ, and each equals its own op."""
+    rng = np.random.default_rng(3)
+    c = _case(rng, nc=1, obj_rate=0.5)
+    old, want_old, facts, _ = _frames(c, th=0.2, iou=0.9, max_total=200, budget=400_000, version="4.23")
+    new, want_new, _, _ = _frames(c, th=0.2, iou=0.9, max_total=200, budget=400_000, version="5.1")
+    _assert_same(old, want_old)
+    _assert_same(new, want_new)
+    assert facts["records"] > 20
+    assert not np.array_equal(old, new)
+
+
+def test_hailort_52_records_need_the_5x_ops_decoder():
+    """The writer refuses 5.2's records from a decoder of 4.x's ops (their candidates differ)."""
     rng = np.random.default_rng(5)
     c = _case(rng, nc=2)
-    _, _, _, dec = _frames(c)
-    with pytest.raises(ValueError, match=rf"hailort_version is '{version}'.*hailort_version='4.23'"):
-        dec.decode_to_hailo_nms(c["raw"], format="byte_mask", max_bboxes_total=100, hailort_version=version)
+    cfg = hd.DecoderConfig(c["outputs"], c["heads"], proto=PROTO, image_size=(64, 64), score_threshold=0.3,
+                           max_per_class=None, max_total=None, box_format="yxyx_normalized")
+    dec = hd.Decoder(cfg)
+    arrays, _ = dec._arrays(c["raw"])
+    rows = np.zeros((1, 100_000), np.uint8)
+    with pytest.raises(ValueError, match="HailoRT 5.x's ops"):
+        dec._core.hailort_seg_frames(arrays, 1, 10, 0.5, rows, layout=1)

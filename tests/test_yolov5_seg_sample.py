@@ -5,7 +5,7 @@ the code under test:
 - ultralytics preset: YOLOv5's own segment predict (the yolov5 package's non_max_suppression with
   32 mask coefficients and process_mask), run on the same uint8 tensors by
   scripts/make_yolov5_seg_sample.py and stored in tests/fixtures/yolov5_seg_yolov5s.npz;
-- hailort preset: the NumPy transliteration of HailoRT 4.23's yolov5_seg op (hailort_seg_op.py),
+- hailort preset: the NumPy transliteration of HailoRT 4.23's and 5.2's yolov5_seg op (hailort_seg_op.py),
   byte for byte, on the sample's tensors.
 """
 
@@ -120,20 +120,21 @@ def test_the_masks_are_not_ultralytics_process_mask(sample, ref):
     assert len(same_box) == 3 and all((got.masks[i] != u8[i]).sum() > 50 for i in same_box)  # measured 91 .. 173
 
 
-def _op_frame(sample, dec, *, th, iou, max_total, budget, mask_threshold=0.5):
+def _op_frame(sample, dec, *, th, iou, max_total, budget, mask_threshold=0.5, version="4.23"):
     frame = _frame(sample)
     names = [f"yolov5s_seg/{k}" for k in YOLOV5_SEG_KEYS]
-    size = hd.formats.byte_mask.byte_mask_frame_size(max_total, budget)
+    size = hd.formats.byte_mask.byte_mask_frame_size(max_total, budget, hailort_version=version)
     out = np.zeros(size, np.uint8)
     dec.decode_to_hailo_nms(frame, out, format="byte_mask", max_bboxes_total=max_total, mask_budget=budget,
-                            mask_threshold=mask_threshold)
+                            mask_threshold=mask_threshold, hailort_version=version)
     want, facts = yolov5_seg_op(
         {n: frame[n] for n in names}, {n: (float(sample[f"zp_{k}"]), float(sample[f"scale_{k}"]))
                                        for n, k in zip(names, YOLOV5_SEG_KEYS)},
         {n: [tuple(int(v) for v in a) for a in sample["anchors"][i]] for i, n in enumerate(names)},
         frame["yolov5s_seg/conv63"], (float(sample["zp_conv63"]), float(sample["scale_conv63"])), num_classes=80,
         score_th=th, iou_th=iou, max_total=max_total, mask_threshold=mask_threshold, image_hw=(320, 320),
-        buffer_size=size, buffer_address=out.ctypes.data)
+        buffer_size=size, buffer_address=out.ctypes.data,
+        version=tuple(int(v) for v in (version.split(".") + ["0"])[:3]))
     return out, want, facts
 
 
@@ -143,10 +144,11 @@ def _op_frame(sample, dec, *, th, iou, max_total, budget, mask_threshold=0.5):
     (0.05, 3, 4 * 320 * 320, "count"),        # the count at max_bboxes_total
     (0.25, 100, 30_000, "overflow"),          # the masks overflow the budget (the bus's is 33k bytes)
 ])
-def test_hailort_byte_mask_frame_is_the_yolov5_seg_ops_on_the_sample(sample, th, max_total, budget, what):
+@pytest.mark.parametrize("version", ["4.23", "5.2"])
+def test_hailort_byte_mask_frame_is_the_yolov5_seg_ops_on_the_sample(sample, th, max_total, budget, what, version):
     cfg = yolov5_seg_demo_config(sample, score_threshold=th, iou_threshold=0.45)
     got, want, facts = _op_frame(sample, hd.Decoder(cfg), th=float(np.float32(th)), iou=0.45, max_total=max_total,
-                                 budget=budget)
+                                 budget=budget, version=version)
     if what == "all":
         assert facts["records"] == facts["kept"] >= (4 if th == 0.25 else 12), facts
     elif what == "count":

@@ -195,18 +195,20 @@ public:
     int threads() const { return dec_.threads(); }
     MaskGrid mask_grid() const { return dec_.mask_grid(); }
 
-    // YOLOv5-seg: decode n_frames and write HailoRT 4.23's yolov5_seg byte-mask frame of each into
+    // YOLOv5-seg: decode n_frames and write HailoRT's yolov5_seg byte-mask frame of each into
     // out's rows (hailo_decode/yolov5_seg.hpp), with the GIL released. Returns per frame (records,
     // count field, bytes, truncated). `iterations` > 1 repeats the whole call (benchmarks) and
     // returns the seconds of each as a second list.
     py::tuple hailort_seg_frames(const std::vector<py::array>& arrays, size_t n_frames, size_t max_total,
-                                 double mask_threshold, py::array out, size_t iterations) {
+                                 double mask_threshold, py::array out, size_t iterations, int layout) {
         std::vector<const void*> ptrs;
         std::vector<size_t> elements;
         collect(arrays, ptrs, elements);
         if (out.dtype().kind() != 'u' || out.dtype().itemsize() != 1 || !(out.flags() & py::array::c_style) ||
             !out.writeable() || out.ndim() != 2 || size_t(out.shape(0)) < n_frames)
             throw py::value_error("out must be a writeable C-contiguous uint8 array of (frames, bytes)");
+        if (layout != int(ByteMaskLayout::HailoRT423) && layout != int(ByteMaskLayout::HailoRT52))
+            throw py::value_error("layout must be 0 (HailoRT 4.x-5.1 records) or 1 (5.2), got " + std::to_string(layout));
         if (!seg_writer_) seg_writer_.reset(new Yolov5SegFrameWriter(dec_.config()));
         uint8_t* base = static_cast<uint8_t*>(out.mutable_data());
         const size_t row = size_t(out.shape(1));
@@ -220,7 +222,8 @@ public:
                 times = seconds_per_call(std::max<size_t>(iterations, 1), [&] {
                     dec_.decode(ptrs.data(), elements.data(), n_frames);
                     for (size_t f = 0; f < n_frames; ++f)
-                        packed[f] = seg_writer_->write(dec_, f, ptrs.data(), max_total, mask_threshold, base + f * row, row);
+                        packed[f] = seg_writer_->write(dec_, f, ptrs.data(), max_total, mask_threshold, base + f * row, row,
+                                                       ByteMaskLayout(layout));
                 });
             } catch (...) {
                 dec_.set_masks_enabled(true);
@@ -378,7 +381,9 @@ PYBIND11_MODULE(_native, m) {
              "gives it, or None when the dict is anything else.")
         .def("hailort_seg_frames", &PyDecoder::hailort_seg_frames, py::arg("arrays"), py::arg("n_frames"),
              py::arg("max_total"), py::arg("mask_threshold"), py::arg("out"), py::arg("iterations") = 1,
-             "YOLOv5-seg: HailoRT 4.23's yolov5_seg HAILO_NMS_WITH_BYTE_MASK frames, one per row of out.")
+             py::arg("layout") = 0,
+             "YOLOv5-seg: HailoRT's yolov5_seg HAILO_NMS_WITH_BYTE_MASK frames, one per row of out (layout 0: "
+             "38-byte records, 1: 5.2's 46-byte ones).")
         .def("decode", &PyDecoder::decode, py::arg("arrays"), py::arg("n_frames"),
              "Decode n_frames; returns a list of (boxes (n,4) f32, scores (n,) f32, class_ids (n,) i32), with "
              "(keypoints (n,K,3) f32 or None, rboxes (n,5) f32 or None) after them when the heads have "

@@ -1,4 +1,4 @@
-// HailoRT 4.23's yolov5_seg byte-mask frame (hailo_decode/yolov5_seg.hpp): the records and the fit
+// HailoRT's yolov5_seg byte-mask frame (hailo_decode/yolov5_seg.hpp): the records and the fit
 // rule are pack_byte_mask's; the masks are computed here for the pixels the op writes only.
 // Compiled with -ffp-contract=off: every product and sum rounds as the op's x86-64 build rounds it.
 #include "hailo_decode/yolov5_seg.hpp"
@@ -258,8 +258,13 @@ void Yolov5SegFrameWriter::Impl::render(const void* proto, int ylo, int yhi, int
 }
 
 Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t frame, const void* const* tensors,
-                                                 size_t max_total, double mask_threshold, uint8_t* out, size_t out_bytes) {
+                                                 size_t max_total, double mask_threshold, uint8_t* out, size_t out_bytes,
+                                                 ByteMaskLayout layout) {
     Impl& m = *impl_;
+    const size_t record = byte_mask_record_bytes(layout);  // 38, or 46 from 5.2 (mask_offset appended)
+    if (layout == ByteMaskLayout::HailoRT52 && !m.cfg.settings.hailort_v5)
+        bad("HailoRT 5.2's byte-mask records need the decoder of HailoRT 5.x's ops (hailort_version 5.2 or later): its "
+            "candidates differ from 4.x's; this decoder follows 4.x's");
     if (max_total > 65534) bad("max_bboxes_total must be at most 65534 (the count field is a uint16), got " + std::to_string(max_total));
     const auto [dets, n] = dec.frame(frame);
     const size_t take = std::min(n, max_total);
@@ -278,7 +283,7 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
     const float none = 0.0f;
     const MaskGrid grid{m.ph, m.pw, m.H, m.W};
     const ByteMaskPacked packed = pack_byte_mask(m.boxes.data(), m.crops.data(), m.scores.data(), m.classes.data(), take,
-                                                 m.windows.data(), &none, grid, out, out_bytes);
+                                                 m.windows.data(), &none, grid, out, out_bytes, layout);
     Yolov5SegFramePacked r;
     r.records = packed.detections;
     r.bytes = packed.bytes;
@@ -294,7 +299,7 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
     // float not above the threshold.
     float cut = float(mask_threshold);
     if (double(cut) > mask_threshold) cut = std::nextafter(cut, -std::numeric_limits<float>::infinity());
-    m.headers.resize(r.records * kByteMaskRecordBytes);
+    m.headers.resize(r.records * record);
     const float fw = float(m.W), fh = float(m.H);
     size_t offset = 2;
     std::vector<size_t>& starts = m.coefs.first;  // (names only: per head, the first coefficient view)
@@ -304,10 +309,10 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
     for (size_t i = 0; i < r.records; ++i) {
         const float* b = m.boxes.data() + 4 * i;
         const ByteMaskCrop crop = byte_mask_crop(b[0], b[1], b[2], b[3], m.H, m.W);
-        mask_at[i] = offset + kByteMaskRecordBytes;
+        mask_at[i] = offset + record;
         const uint64_t ptr = uint64_t(reinterpret_cast<uintptr_t>(out + mask_at[i]));
-        std::memcpy(out + offset + 30, &ptr, 8);
-        std::memcpy(m.headers.data() + i * kByteMaskRecordBytes, out + offset, kByteMaskRecordBytes);
+        std::memcpy(out + offset + 30, &ptr, 8);  // (5.2's mask_offset after it: the packer's)
+        std::memcpy(m.headers.data() + i * record, out + offset, record);
         offset = mask_at[i] + size_t(crop.width) * crop.height;
     }
     // Pass 2: the op's writes, mask by mask in order (a mask's spill lands where the next record and
@@ -375,7 +380,7 @@ Yolov5SegFramePacked Yolov5SegFrameWriter::write(const Decoder& dec, size_t fram
         }
     }
     for (size_t i = 0; i < r.records; ++i)
-        std::memcpy(out + mask_at[i] - kByteMaskRecordBytes, m.headers.data() + i * kByteMaskRecordBytes, kByteMaskRecordBytes);
+        std::memcpy(out + mask_at[i] - record, m.headers.data() + i * record, record);
     return r;
 }
 

@@ -3,7 +3,7 @@ place (no copies) with the GIL released."""
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class Decoder:
         else:
             self._mask_grid = None
         self._uncapped: Optional["Decoder"] = None  # for HAILO_NMS_BY_SCORE, built on first use
-        self._seg_op: Optional["Decoder"] = None  # YOLOv5-seg's HailoRT byte-mask frames, likewise
+        self._seg_ops: Dict[str, "Decoder"] = {}  # YOLOv5-seg's HailoRT byte-mask frames, per HailoRT version
         self._v5_bbox: Optional[Tuple[Any, Any]] = None  # the yolov5_bbox_only writer, built on first use
 
     def _arrays(self, raw: Frames) -> Tuple[List[np.ndarray], Optional[int]]:
@@ -205,8 +205,9 @@ class Decoder:
         detection, HailoRT's 2 * H * W), records of HailoRT `hailort_version` ("4.23": 38 bytes,
         every version before 5.2; "5.2": 46 bytes, 5.2.0+); default: the config's hailort_version
         (the HailoRT whose ops it follows), "4.23" when it has none.
-        YOLOv5/YOLOv7-seg heads under the hailort preset with hailort_version "4.23": HailoRT 4.23's
-        yolov5_seg op's own frame, byte for byte (hailo_decode/yolov5_seg.hpp): its NMS, its
+        YOLOv5/YOLOv7-seg heads under the hailort preset: HailoRT's yolov5_seg op's own frame, byte
+        for byte, of that hailort_version (4.x: 4.23's op; 5.0.1+: 5.x's candidates, 46-byte records
+        from 5.2; hailo_decode/yolov5_seg.hpp): its NMS, its
         sigmoid, stb resize, inclusive crop and `> mask_threshold` (default: the HEF's, else 0.5),
         its count at max_bboxes_total (default: HailoRT's max_proposals_per_class x classes) and
         when a mask overflows mask_budget; each record's mask pointer points into `out`.
@@ -220,16 +221,9 @@ class Decoder:
         if format == "byte_mask":
             if hailort_version is None:  # the HailoRT the config follows (from_hailo: the installed one)
                 hailort_version = str(getattr(self.config, "hailort_version", None) or "4.23")
-            if self._hailort_seg_op(hailort_version):
-                return self._hailort_seg_frames(raw, out, max_bboxes_total, mask_budget, mask_threshold)
-            if self._yolov5_seg_hailort() and not hailort_version.startswith("4."):
-                # Not a guess: 5.x's op orders candidates differently and writes 46-byte records
-                # from 5.2; its frame is not reproduced (yet), so none is written in its name.
-                raise ValueError(f"format='byte_mask' for YOLOv5-seg heads under the hailort preset reproduces "
-                                 f"HailoRT 4.x's yolov5_seg op only, and hailort_version is {hailort_version!r}: "
-                                 f"HailoRT 5.x's op frame is not reproduced; pass hailort_version='4.23' for "
-                                 f"4.23's frame, or decode with Decoder(cfg)(raw) and write the detections with "
-                                 f"Detections.to_hailo_byte_mask(hailort_version=...)")
+            if self._yolov5_seg_hailort():
+                return self._hailort_seg_frames(raw, out, max_bboxes_total, mask_budget, mask_threshold,
+                                                hailort_version)
             if mask_threshold is not None:
                 raise TypeError("mask_threshold applies to YOLOv5-seg heads under the hailort preset (HailoRT's "
                                 "yolov5_seg op) only")
@@ -290,20 +284,17 @@ class Decoder:
             d.to_hailo_byte_mask(flat[i * size:(i + 1) * size], hailort_version=layout)
         return out
 
-    def _hailort_seg_op(self, hailort_version: str) -> bool:
-        """Whether format='byte_mask' is HailoRT 4.23's yolov5_seg op itself (YOLOv5-seg heads, the
-        hailort preset's decode)."""
-        # Any 4.x ("4.23", "4.23.0", "4.20"): the op is 4.23's; 5.x's is not reproduced (docs/segmentation.md).
-        return self._yolov5_seg_hailort() and byte_mask.byte_mask_layout(hailort_version) == "4.23" and \
-            hailort_version.split(".")[0] == "4"
-
     def _yolov5_seg_hailort(self) -> bool:
+        """Whether format='byte_mask' is HailoRT's yolov5_seg op itself (YOLOv5-seg heads, the
+        hailort preset's decode)."""
         cfg = self.config
         return cfg.head_kind == "yolov5" and cfg.proto is not None and cfg.semantics == "hailort"
 
     def _hailort_seg_frames(self, raw: Frames, out: Optional[np.ndarray], max_total: Optional[int],
-                            mask_budget: Optional[int], mask_threshold: Optional[float]) -> np.ndarray:
+                            mask_budget: Optional[int], mask_threshold: Optional[float],
+                            hailort_version: str) -> np.ndarray:
         cfg = self.config
+        layout = byte_mask.byte_mask_layout(hailort_version)  # (refuses what is not a version)
         h, w = cfg.image_size
         if max_total is None:  # HailoRT's max_proposals_total: max_proposals_per_class x classes
             max_total = hailo_max_per_class(cfg.max_per_class) * cfg.num_classes
@@ -313,15 +304,21 @@ class Decoder:
             mask_threshold = getattr(cfg, "mask_threshold", 0.5)
         if not isinstance(mask_threshold, (int, float, np.floating)) or not np.isfinite(mask_threshold):
             raise ValueError(f"mask_threshold must be a finite number, got {mask_threshold!r}")
-        size = byte_mask.byte_mask_frame_size(int(max_total), 2 * h * w if mask_budget is None else mask_budget)
+        size = byte_mask.byte_mask_frame_size(int(max_total), 2 * h * w if mask_budget is None else mask_budget,
+                                              hailort_version=layout)
         arrays, batch = self._arrays(raw)
         n = 1 if batch is None else batch
         shape: Tuple[int, ...] = (size,) if batch is None else (n, size)
         out = _byte_mask_out(out, shape)
-        if self._seg_op is None:  # the op's detections: uncapped (it caps at max_total), yxyx normalized
-            self._seg_op = Decoder(cfg.replace(max_per_class=None, max_total=None, box_format="yxyx_normalized"))
+        # The op's detections, per HailoRT version (5.0.1+'s candidates differ from 4.x's): uncapped
+        # (the frame caps at max_total), yxyx normalized.
+        op = self._seg_ops.get(hailort_version)
+        if op is None:
+            op = self._seg_ops[hailort_version] = Decoder(cfg.replace(
+                max_per_class=None, max_total=None, box_format="yxyx_normalized", hailort_version=hailort_version))
         rows = out.reshape(-1)[:n * size].reshape(n, size)
-        self._seg_op._core.hailort_seg_frames(arrays, n, int(max_total), float(mask_threshold), rows)
+        op._core.hailort_seg_frames(arrays, n, int(max_total), float(mask_threshold), rows,
+                                    layout=1 if layout == "5.2" else 0)
         return out
 
     def _yolov5_bbox_only(self, raw: Frames, out: Optional[np.ndarray]) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Fuzzing YOLOv5/YOLOv7-seg heads (FUZZING.md): random small configs (input 32..128, 1-4 classes,
 uint8/uint16, host and raw device layouts, 1-3 anchors, thresholds, caps and mask budgets from 0,
-mask thresholds beyond [0, 1]); HailoRT 4.23's byte-mask frame must equal the NumPy transliteration
-of the op byte for byte (tests/hailort_seg_op.py), whatever the boxes do at the edges; Detections
+mask thresholds beyond [0, 1], HailoRT 4.23, 5.1 and 5.2); the op's byte-mask frame must equal the NumPy
+transliteration of the op of that version byte for byte (tests/hailort_seg_op.py), whatever the boxes do at the edges; Detections
 come out under both presets; broken configs give ValueError/TypeError."""
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ def yolov5_seg_specs(draw):
                 iou=draw(st.sampled_from([0.0, 0.45, 1.0])), max_total=draw(st.integers(0, 30)),
                 budget=draw(st.sampled_from([0, 1, 50, 2000, None])),
                 mask_threshold=draw(st.sampled_from([-1.0, 0.0, 0.5, 0.999, 2.0])),
-                anchor_scale=draw(st.sampled_from([0.2, 1.0, 4.0])))
+                anchor_scale=draw(st.sampled_from([0.2, 1.0, 4.0])),
+                version=draw(st.sampled_from(["4.23", "5.1", "5.2"])))
 
 
 def _build(spec):
@@ -85,13 +86,16 @@ def test_fuzz_yolov5_seg_frames_equal_the_op(spec):
                            iou_threshold=spec["iou"])
     dec = hd.Decoder(cfg)
     budget = 2 * image * image if spec["budget"] is None else spec["budget"]
-    size = hd.formats.byte_mask.byte_mask_frame_size(spec["max_total"], budget)
+    version = spec.get("version", "4.23")
+    size = hd.formats.byte_mask.byte_mask_frame_size(spec["max_total"], budget, hailort_version=version)
     out = np.zeros(size, np.uint8)
     dec.decode_to_hailo_nms(raw, out, format="byte_mask", max_bboxes_total=spec["max_total"], mask_budget=budget,
-                            mask_threshold=spec["mask_threshold"])
+                            mask_threshold=spec["mask_threshold"], hailort_version=version)
+    numbers = tuple(int(v) for v in (version.split(".") + ["0"])[:3])
     want, _ = yolov5_seg_op(tensors, quant, anchors, proto, pq, num_classes=spec["nc"], score_th=spec["th"],
                             iou_th=spec["iou"], max_total=spec["max_total"], mask_threshold=spec["mask_threshold"],
-                            image_hw=(image, image), buffer_size=size, buffer_address=out.ctypes.data)
+                            image_hw=(image, image), buffer_size=size, buffer_address=out.ctypes.data,
+                            version=numbers)
     assert np.array_equal(out, want), int((out != want).sum())
     # Detections under both presets: masks inside the input, one per detection.
     for semantics in ("hailort", "ultralytics"):

@@ -1,4 +1,4 @@
-// HailoRT 4.23's yolov5_seg op's HAILO_NMS_WITH_BYTE_MASK frame, written from a Decoder's
+// HailoRT's yolov5_seg op's HAILO_NMS_WITH_BYTE_MASK frame (4.23's, and 5.x's: see "HailoRT 5.x" below), written from a Decoder's
 // YOLOv5/YOLOv7-seg detections (HeadKind::YOLOV5 with Config::proto_output) byte for byte as the op
 // writes it (libhailort/src/net_flow/ops/yolov5_seg_post_process.cpp, nms_post_process.hpp,
 // yolov5_post_process.hpp, stb_image_resize.h), computing only the pixels it writes:
@@ -24,6 +24,14 @@
 // The order of detections is the decoder's (HailoRT's sort and NMS under tie_break "hailort"); the
 // decoder must not cap them (max_per_class and max_total unset: the op's byte-mask output applies
 // only max_total, here) and must give yxyx_normalized boxes.
+//
+// HailoRT 5.x (v5.2.0's yolov5_seg_post_process.cpp, with its two opt-in environment variables
+// HAILORT_YOLOV5_SEG_PP_CROP_OPT / _NN_RESIZE unset, their default): the same mask arithmetic,
+// crop, count and fit rule as 4.23; the candidates are those of 5.x's YOLOv5 op (row, anchor,
+// column order and its quantized pre-filters: the decoder's Settings::hailort_v5, set by a 5.0.1+
+// hailort_version), and from 5.2.0 each record is 46 bytes, its mask_offset the mask's offset from
+// the frame's start (ByteMaskLayout::HailoRT52). A decoder's hailort_version and the layout asked
+// for must name the same HailoRT: write() refuses the 5.2 layout from a decoder of 4.x's ops.
 #pragma once
 
 #include <cstddef>
@@ -56,8 +64,10 @@ public:
     // buffers (`tensors`, as Decoder::decode took them), into out[0, out_bytes). max_total: the op's
     // max_bboxes_total; mask_threshold: its mask_threshold (compared in double, as the op does).
     // Bytes past the last mask are left as they are except where a mask's last row spills.
+    // layout: the records HailoRT writes (38 bytes up to 5.1, 46 from 5.2.0).
     Yolov5SegFramePacked write(const Decoder& dec, size_t frame, const void* const* tensors, size_t max_total,
-                               double mask_threshold, uint8_t* out, size_t out_bytes);
+                               double mask_threshold, uint8_t* out, size_t out_bytes,
+                               ByteMaskLayout layout = ByteMaskLayout::HailoRT423);
 
 private:
     struct Impl;

@@ -107,6 +107,13 @@ def _read(b: np.ndarray, H: int, W: int, layout: str, crop_opt: bool
     for i in range(n):
         if pos + rec_bytes > b.size:
             raise ValueError(f"{what}: detection {i} of {n} starts past the end ({b.size} bytes)")
+        if i == n - 1 and int(b[pos:pos + rec_bytes].max()) <= 1:
+            # The yolov5_seg op's count: it counts a detection before its max_bboxes_total and fit
+            # tests, so a frame it cut short says one more than it wrote. The slot after its last
+            # mask then holds that mask's spilled last row (bytes 0 and 1) and what the buffer held
+            # (zeros in a fresh or hailo-decode's buffer): a record of 0 and 1 bytes only (its
+            # score 0 or subnormal, below any detection's) is that, not a detection.
+            return boxes[:i], scores[:i], classes[:i], masks[:i]
         rec = b[pos:pos + rec_bytes].view(dtype)[0]
         pos += rec_bytes
         box = np.array([rec["y_min"], rec["x_min"], rec["y_max"], rec["x_max"]], np.float32)
@@ -144,7 +151,11 @@ def read_byte_mask(buffer: np.ndarray, image_size: Tuple[int, int], *, hailort_v
     both with the same result, e.g. no detections); a frame both layouts read differently (a 5.2
     frame with one detection can look like a 4.23 one) is refused: pass hailort_version.
     crop_opt=True: the masks are cropped as HAILORT_YOLOV5_SEG_PP_CROP_OPT=1 makes HailoRT 5.x
-    crop them (mask_crop)."""
+    crop them (mask_crop).
+    The yolov5_seg op's frames say one detection more than they hold when it stopped at
+    max_bboxes_total or at a mask that did not fit: a last record of 0 and 1 bytes only (what
+    follows the last mask in a zeroed buffer: its spill, zeros) is not read as a detection. In a reused buffer that slot
+    holds an earlier frame's bytes, which cannot be told from a record."""
     b = np.asarray(buffer)
     if b.dtype != np.uint8:
         b = b.view(np.uint8) if b.flags.c_contiguous else np.ascontiguousarray(b).view(np.uint8)
