@@ -179,7 +179,7 @@ static void test_vpass() {
 // A YOLOv5-seg model of one 4 x 4 head (1 anchor, 1 class, 32 coefficients), a 16 x 16 x 32 uint8
 // prototype and a 64 x 64 input: two detections written into a frame, then the same frames again
 // with no allocation (the decode's and the writer's buffers reused), on every path.
-static void test_writer_no_allocation() {
+static Config one_head_model(std::vector<uint8_t>& head, std::vector<uint8_t>& proto) {
     Config c;
     c.outputs = {spec("v5", DType::U8, Order::NHWC, 4, 4, 38, 4, 4, 38), spec("proto", DType::U8, Order::NHWC, 16, 16, 32, 16, 16, 32)};
     c.outputs[0].zp = {128.0f};
@@ -195,8 +195,10 @@ static void test_writer_no_allocation() {
     c.proto_output = 1;
     c.num_classes = 1;
     c.settings.score_threshold = {0.5f};
+    c.settings.sigmoid = true;  // the op's: every value of a YOLOv5-seg head through the sigmoid
     c.settings.image_height = c.settings.image_width = 64;
-    std::vector<uint8_t> head(4 * 4 * 38, 0), proto(16 * 16 * 32);
+    head.assign(4 * 4 * 38, 0);
+    proto.resize(16 * 16 * 32);
     uint32_t seed = 21;
     for (auto& b : proto) b = uint8_t(lcg(seed) >> 24);
     for (int cell : {5, 10}) {  // objectness and class high, box about the anchor, random coefficients
@@ -205,6 +207,12 @@ static void test_writer_no_allocation() {
         e[4] = e[5] = 255;
         for (int k = 0; k < 32; ++k) e[6 + k] = uint8_t(lcg(seed) >> 24);
     }
+    return c;
+}
+
+static void test_writer_no_allocation() {
+    std::vector<uint8_t> head, proto;
+    const Config c = one_head_model(head, proto);
     const std::string names = kernels::available(), best = names.substr(names.rfind(',') + 1);
     for (const std::string& level : {std::string("scalar"), best}) {
         CHECK(kernels::select(level.c_str()));
@@ -230,6 +238,40 @@ static void test_writer_no_allocation() {
     kernels::select(best.c_str());
 }
 
+// HailoRT 5.2's records (ByteMaskLayout::HailoRT52): 46 bytes, mask_offset the mask's offset in the
+// frame, the pointer into it, the masks 4.23's (one anchor: 5.x's row, anchor, column order is 4.x's
+// here); refused from a decoder of 4.x's ops.
+static void test_writer_52_records() {
+    std::vector<uint8_t> head, proto;
+    Config c = one_head_model(head, proto);
+    const void* t[2] = {head.data(), proto.data()};
+    const size_t n[2] = {head.size(), proto.size()};
+    std::vector<uint8_t> old_frame(2 + 10 * (46 + 64 * 64), 0), new_frame(old_frame.size(), 0);
+    {
+        Decoder dec(c);
+        Yolov5SegFrameWriter writer(c);
+        dec.decode(t, n, 1);
+        CHECK(writer.write(dec, 0, t, 10, 0.5, old_frame.data(), old_frame.size()).records == 2);
+        CHECK(throws([&] { writer.write(dec, 0, t, 10, 0.5, new_frame.data(), new_frame.size(), ByteMaskLayout::HailoRT52); },
+                     "HailoRT 5.x's ops"));
+    }
+    c.settings.hailort_v5 = true;
+    Decoder dec(c);
+    Yolov5SegFrameWriter writer(c);
+    dec.decode(t, n, 1);
+    const Yolov5SegFramePacked r =
+        writer.write(dec, 0, t, 10, 0.5, new_frame.data(), new_frame.size(), ByteMaskLayout::HailoRT52);
+    CHECK(r.records == 2 && r.count == 2);
+    uint64_t size = 0, ptr = 0, offset = 0;
+    std::memcpy(&size, new_frame.data() + 2 + 22, 8);
+    std::memcpy(&ptr, new_frame.data() + 2 + 30, 8);
+    std::memcpy(&offset, new_frame.data() + 2 + 38, 8);
+    CHECK(offset == 2 + 46 && ptr == uint64_t(reinterpret_cast<uintptr_t>(new_frame.data() + 48)));
+    CHECK(size > 0 && std::memcmp(new_frame.data() + 2, old_frame.data() + 2, 22) == 0);  // box, score, class
+    CHECK(std::memcmp(new_frame.data() + 48, old_frame.data() + 40, size_t(size)) == 0);    // the first mask
+    CHECK(r.bytes > 2 + 2 * 46 + size);  // two records and both masks
+}
+
 int main() {
     std::printf("kernel paths tested: %s\n", kernels::available());
     test_cells();
@@ -237,5 +279,6 @@ int main() {
     test_hpass();
     test_vpass();
     test_writer_no_allocation();
+    test_writer_52_records();
     return report();
 }
