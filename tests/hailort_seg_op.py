@@ -163,13 +163,14 @@ def yolov5_seg_op(tensors: Mapping[str, np.ndarray], quant: Mapping[str, Tuple[f
                   anchors: Mapping[str, Sequence[Tuple[int, int]]], proto: np.ndarray,
                   proto_quant: Tuple[float, float], *, num_classes: int, score_th: float, iou_th: float,
                   max_total: int, mask_threshold: float, image_hw: Tuple[int, int], buffer_size: int,
-                  buffer_address: int = 0, version: Tuple[int, int, int] = (4, 23, 0)) -> Tuple[np.ndarray, Dict[str, object]]:
+                  buffer_address: int = 0, version: str = "4.23") -> Tuple[np.ndarray, Dict[str, object]]:
     """tensors: name -> logical (H, W, A * (5 + nc + 32)) raw values of the anchor heads; proto:
     (ph, pw, 32) raw. Returns (the frame's bytes, starting from zeros, as a uint8 array of
     buffer_size; facts: records, count). buffer_address: the buffer's address, for the records'
-    mask pointers. version: the HailoRT whose op this is (module docstring)."""
-    v5 = tuple(version) >= (5, 0, 1)
-    record = 46 if tuple(version) >= (5, 2, 0) else 38
+    mask pointers. version: the HailoRT whose op this is, "X.Y" or "X.Y.Z" (module docstring)."""
+    numbers = tuple(int(v) for v in (version.split(".") + ["0"])[:3])
+    v5 = numbers >= (5, 0, 1)
+    record = 46 if numbers >= (5, 2, 0) else 38
     th = F(score_th)
     ih, iw = F(image_hw[0]), F(image_hw[1])
     H, W = image_hw

@@ -81,11 +81,10 @@ def _frames(c, *, th=0.3, iou=0.5, max_total=100, mask_threshold=0.5, budget=Non
     got = dec.decode_to_hailo_nms(c["raw"], out, format="byte_mask", max_bboxes_total=max_total,
                                   mask_budget=budget, mask_threshold=mask_threshold, hailort_version=version)
     assert got is out
-    numbers = tuple(int(v) for v in (op_version.split(".") + ["0"])[:3])
     want, facts = yolov5_seg_op(c["tensors"], c["quant"], c["anchors"], c["proto"], c["proto_quant"], num_classes=c["nc"],
                                 score_th=th, iou_th=iou, max_total=max_total, mask_threshold=mask_threshold,
                                 image_hw=(image, image), buffer_size=size, buffer_address=out.ctypes.data,
-                                version=numbers)
+                                version=op_version)
     return out, want, facts, dec
 
 
