@@ -296,6 +296,20 @@ static std::vector<float> cut(const std::vector<float>& map, int gw, const MaskW
     return out;
 }
 
+// render_mask of the sub-rectangle [H/4, 3H/4) x [W/5, W/5 + W/2) into rows 3 bytes longer than the
+// rectangle (a row stride): the same pixels as `ref`, the whole (H, W) mask.
+static bool sub_rectangle_matches(const float* logits, const MaskWindow& w, const MaskGrid& g, const MaskSampling& s,
+                                  const float* box, const std::vector<uint8_t>& ref, MaskScratch& scratch) {
+    const int H = g.image_height, W = g.image_width;
+    const int r0 = H / 4, c0 = W / 5, h = H / 2, wd = W / 2;
+    std::vector<uint8_t> sub(size_t(h) * (wd + 3), 9);
+    render_mask(logits, w, g, s, box, r0, c0, h, wd, sub.data(), size_t(wd + 3), scratch);
+    bool ok = true;
+    for (int r = 0; r < h; ++r)
+        for (int c = 0; c < wd; ++c) ok = ok && sub[size_t(r) * (wd + 3) + c] == ref[size_t(r0 + r) * W + c0 + c];
+    return ok;
+}
+
 static void test_render_matches_whole_map() {
     uint32_t seed = 11;
     MaskScratch scratch;
@@ -366,13 +380,7 @@ static void test_render_matches_whole_map() {
                 CHECK(ref_set == 0);
             }
             // A sub-rectangle with a row stride: the same pixels.
-            const int r0 = cs.H / 4, c0 = cs.W / 5, h = cs.H / 2, wd = cs.W / 2;
-            std::vector<uint8_t> sub(size_t(h) * (wd + 3), 9);
-            render_mask(map.data(), full, g, in, b.data(), r0, c0, h, wd, sub.data(), size_t(wd + 3), scratch);
-            bool ok = true;
-            for (int r = 0; r < h; ++r)
-                for (int c = 0; c < wd; ++c) ok = ok && sub[size_t(r) * (wd + 3) + c] == ref[size_t(r0 + r) * cs.W + c0 + c];
-            CHECK(ok);
+            CHECK(sub_rectangle_matches(map.data(), full, g, in, b.data(), ref, scratch));
         }
     }
 }
@@ -442,13 +450,7 @@ static void test_yolov5_rule_matches_whole_map() {
                 render_mask(part.data(), w, g, in, b.data(), 0, 0, cs.H, cs.W, zeroed.data(), size_t(cs.W), scratch, true);
                 CHECK(zeroed == ref);
                 CHECK(mask_has_pixels(part.data(), w, g, in, b.data(), scratch) == (ref_set > 0));
-                const int r0 = cs.H / 4, c0 = cs.W / 5, h = cs.H / 2, wd = cs.W / 2;
-                std::vector<uint8_t> sub(size_t(h) * (wd + 3), 9);
-                render_mask(part.data(), w, g, in, b.data(), r0, c0, h, wd, sub.data(), size_t(wd + 3), scratch);
-                bool ok = true;
-                for (int r = 0; r < h; ++r)
-                    for (int c = 0; c < wd; ++c) ok = ok && sub[size_t(r) * (wd + 3) + c] == ref[size_t(r0 + r) * cs.W + c0 + c];
-                CHECK(ok);
+                CHECK(sub_rectangle_matches(part.data(), w, g, in, b.data(), ref, scratch));
             } else {
                 CHECK(ref_set == 0);
             }
